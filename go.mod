@@ -1,0 +1,3 @@
+module github.com/svc-sandbox/svc
+
+go 1.26
