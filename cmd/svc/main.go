@@ -1,0 +1,96 @@
+// Command svc runs untrusted programs in Linux sandboxes.
+//
+//	svc run [flags] request.json   run one request locally, print the response
+//
+// The request is the body of POST /execute: an envelope {"steps": [...]} or
+// a bare array of steps.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/svc-sandbox/svc"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(os.Args[2:])
+	case "-h", "--help", "help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "svc: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "svc:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  svc run [flags] request.json   run one request locally and print the response JSON
+                                 ("-" reads the request from standard input)
+`)
+}
+
+func runCmd(args []string) error {
+	fs := pflag.NewFlagSet("svc run", pflag.ContinueOnError)
+	stateDir := fs.String("state-dir", "/var/lib/svc", "directory for workspaces and state")
+	verbose := fs.Bool("verbose", false, "log to standard error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("run: want one request file, got %d arguments", fs.NArg())
+	}
+	var in io.Reader = os.Stdin
+	if name := fs.Arg(0); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	req, err := svc.DecodeRequest(in)
+	if err != nil {
+		return err
+	}
+	cfg := svc.Config{StateDir: *stateDir}
+	if *verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	sb, err := svc.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer sb.Close(context.Background())
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	resp, err := sb.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(resp)
+}

@@ -1,0 +1,130 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// writeFile writes val to the existing cgroup file dir/name in one write
+// (open O_WRONLY|O_TRUNC, never O_CREAT). The error names the file and
+// wraps the errno.
+func writeFile(dir, name, val string) error {
+	p := filepath.Join(dir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, errno(err))
+	}
+	_, err = f.WriteString(val)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, errno(err))
+	}
+	return nil
+}
+
+// readFile returns the contents of the cgroup file dir/name.
+func readFile(dir, name string) (string, error) {
+	p := filepath.Join(dir, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", fmt.Errorf("cgroup: read %s: %s: %w", name, p, errno(err))
+	}
+	return string(b), nil
+}
+
+// errno unwraps an *fs.PathError, whose path the callers' messages carry.
+func errno(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// readInt reads a file holding one integer; nil, nil when it does not exist.
+func readInt(dir, name string) (*int64, error) {
+	s, err := readFile(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: read %s: %w", filepath.Join(dir, name), err)
+	}
+	return &i, nil
+}
+
+// readFlat reads a flat keyed file; nil, nil when it does not exist.
+func readFlat(dir, name string) (map[string]int64, error) {
+	s, err := readFile(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParseFlatKeyed(strings.NewReader(s))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+	}
+	return m, nil
+}
+
+// readProcs returns the pids in dir/cgroup.procs.
+func readProcs(dir string) ([]int, error) {
+	s, err := readFile(dir, "cgroup.procs")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(s) {
+		p, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("cgroup: read %s: %w", filepath.Join(dir, "cgroup.procs"), err)
+		}
+		pids = append(pids, p)
+	}
+	return pids, nil
+}
+
+// subtree returns dir and its descendant cgroup directories, deepest first
+// (children before their parent). A missing dir yields nothing.
+func subtree(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		sub, err := subtree(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub...)
+	}
+	return append(out, dir), nil
+}
+
+// lookup returns the value of key in m, nil when m or the key is missing.
+func lookup(m map[string]int64, key string) *int64 {
+	v, ok := m[key]
+	if !ok {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,202 @@
+// Package mount plans the mount namespace of a sandbox as plain data. The
+// plan is built and tested anywhere; the child side (internal/initproc)
+// applies it in order inside the new mount namespace, before pivot_root.
+package mount
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind is a mount operation. The values are the protocol strings of
+// internal/initproc/proto.h.
+type Kind string
+
+// The operations the child side knows.
+const (
+	Mkdir   Kind = "mkdir"   // mkdir Dst with Mode; an existing one is fine
+	Touch   Kind = "touch"   // create the empty file Dst with Mode (a bind target)
+	Symlink Kind = "symlink" // symlink Dst -> Src
+	Mount   Kind = "mount"   // mount(Src, Dst, FSType, Flags, Data), then Attr
+	Bind    Kind = "bind"    // recursive bind Src on Dst, then Attr on the whole tree
+	SetAttr Kind = "setattr" // mount_setattr(Dst, Attr); recursive when Flags != 0
+	Pivot   Kind = "pivot"   // make Dst the root and detach the old one
+)
+
+// Op is one operation. Attr is a set of MOUNT_ATTR_* bits that are set
+// (never cleared, so flags the kernel locked stay as they are).
+type Op struct {
+	Kind     Kind
+	Src      string
+	Dst      string
+	FSType   string
+	Data     string
+	Flags    uintptr
+	Attr     uint64
+	Mode     uint32
+	Optional bool // a missing Dst (ENOENT) is skipped
+}
+
+// Plan is an ordered list of operations.
+type Plan []Op
+
+// Mount attributes used by the plan.
+const (
+	ro     = unix.MOUNT_ATTR_RDONLY
+	nosuid = unix.MOUNT_ATTR_NOSUID
+	nodev  = unix.MOUNT_ATTR_NODEV
+	noexec = unix.MOUNT_ATTR_NOEXEC
+)
+
+// SystemDirs are the directories of the root filesystem bound read-only
+// into every sandbox, when they exist.
+var SystemDirs = []string{"bin", "etc", "lib", "lib32", "lib64", "libx32", "opt", "sbin", "usr"}
+
+// Devices are the device nodes of /dev, bound from the host's.
+var Devices = []string{"null", "zero", "full", "random", "urandom"}
+
+// maskedProc are procfs paths that expose host-wide state or kernel
+// interfaces; each is covered (files by /dev/null, directories by an empty
+// read-only tmpfs).
+var maskedProc = []struct {
+	path string
+	dir  bool
+}{
+	{"kcore", false}, {"keys", false}, {"key-users", false}, {"timer_list", false},
+	{"sched_debug", false}, {"latency_stats", false}, {"kallsyms", false},
+	{"sysrq-trigger", false}, {"kmsg", false}, {"kpagecount", false},
+	{"kpageflags", false}, {"kpagecgroup", false}, {"vmallocinfo", false},
+	{"slabinfo", false}, {"pagetypeinfo", false}, {"zoneinfo", false},
+	{"buddyinfo", false}, {"mtrr", false}, {"interrupts", false},
+	{"acpi", true}, {"scsi", true}, {"bus", true}, {"fs", true},
+	{"irq", true}, {"driver", true}, {"tty", true}, {"sysvipc", true},
+}
+
+// Params describe one sandbox's filesystem.
+type Params struct {
+	RootFS    string // host directory whose SystemDirs are bound read-only
+	NewRoot   string // an empty host directory to build the root on
+	Workspace string // host directory bound at /svc (read-write)
+	Tmp       string // host directory bound at /tmp (read-write)
+	ShmSize   int64  // bytes of /dev/shm
+}
+
+// SystemEntry is a system directory found in the root filesystem: a real
+// directory to bind, or a symlink (merged /usr) to recreate.
+type SystemEntry struct {
+	Name   string
+	Target string // symlink target; "" for a directory
+}
+
+// ScanRootFS lists the SystemDirs present in rootfs. Done once per
+// Sandbox, not per task.
+func ScanRootFS(rootfs string) ([]SystemEntry, error) {
+	var out []SystemEntry
+	for _, name := range SystemDirs {
+		p := filepath.Join(rootfs, name)
+		fi, err := os.Lstat(p)
+		switch {
+		case os.IsNotExist(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("scan root filesystem: %w", err)
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return nil, fmt.Errorf("scan root filesystem: %w", err)
+			}
+			out = append(out, SystemEntry{Name: name, Target: target})
+		case fi.IsDir():
+			out = append(out, SystemEntry{Name: name})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("scan root filesystem %s: none of %s found", rootfs, strings.Join(SystemDirs, ", "))
+	}
+	return out, nil
+}
+
+// Build returns the plan of a sandbox's mount namespace: a private
+// propagation, a small tmpfs root with the system directories read-only,
+// /svc and /tmp read-write, a procfs of the task's PID namespace with host
+// interfaces masked, a minimal /dev, no /sys, then pivot_root and a
+// read-only root.
+func Build(p Params, sys []SystemEntry) Plan {
+	r := func(rel string) string { return filepath.Join(p.NewRoot, rel) }
+	plan := Plan{
+		// Nothing we mount propagates back to the host.
+		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
+		{Kind: Mount, Src: "svc-root", Dst: p.NewRoot, FSType: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "size=1m,nr_inodes=4096,mode=0755"},
+	}
+	for _, e := range sys {
+		if e.Target != "" {
+			plan = append(plan, Op{Kind: Symlink, Src: e.Target, Dst: r(e.Name)})
+			continue
+		}
+		plan = append(plan,
+			Op{Kind: Mkdir, Dst: r(e.Name), Mode: 0o755},
+			Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: r(e.Name), Attr: ro | nosuid | nodev})
+	}
+	plan = append(plan,
+		Op{Kind: Mkdir, Dst: r("svc"), Mode: 0o755},
+		Op{Kind: Bind, Src: p.Workspace, Dst: r("svc"), Attr: nosuid | nodev},
+		Op{Kind: Mkdir, Dst: r("tmp"), Mode: 0o1777},
+		Op{Kind: Bind, Src: p.Tmp, Dst: r("tmp"), Attr: nosuid | nodev},
+	)
+
+	// /dev: a tmpfs with the harmless devices bound from the host, made
+	// read-only once populated.
+	dev := r("dev")
+	plan = append(plan,
+		Op{Kind: Mkdir, Dst: dev, Mode: 0o755},
+		Op{Kind: Mount, Src: "svc-dev", Dst: dev, FSType: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NOEXEC, Data: "size=64k,nr_inodes=64,mode=0755"})
+	for _, d := range Devices {
+		plan = append(plan,
+			Op{Kind: Touch, Dst: filepath.Join(dev, d), Mode: 0o666},
+			Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: nosuid | noexec})
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		plan = append(plan, Op{Kind: Symlink, Src: target, Dst: filepath.Join(dev, name)})
+	}
+	plan = append(plan,
+		Op{Kind: Mkdir, Dst: filepath.Join(dev, "shm"), Mode: 0o1777},
+		Op{Kind: Mount, Src: "svc-shm", Dst: filepath.Join(dev, "shm"), FSType: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Data: fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
+		Op{Kind: SetAttr, Dst: dev, Attr: ro},
+	)
+
+	// /proc of the task's own PID namespace.
+	proc := r("proc")
+	plan = append(plan,
+		Op{Kind: Mkdir, Dst: proc, Mode: 0o555},
+		Op{Kind: Mount, Src: "proc", Dst: proc, FSType: "proc",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
+		Op{Kind: Bind, Src: filepath.Join(proc, "sys"), Dst: filepath.Join(proc, "sys"), Attr: ro | nosuid | nodev | noexec},
+	)
+	for _, m := range maskedProc {
+		dst := filepath.Join(proc, m.path)
+		if m.dir {
+			plan = append(plan, Op{Kind: Mount, Src: "svc-mask", Dst: dst, FSType: "tmpfs",
+				Flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+				Data: "size=0,nr_inodes=1,mode=0555", Optional: true})
+		} else {
+			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst,
+				Attr: ro | nosuid | nodev | noexec, Optional: true})
+		}
+	}
+
+	return append(plan,
+		Op{Kind: Pivot, Dst: p.NewRoot},
+		Op{Kind: SetAttr, Dst: "/", Attr: ro | nosuid | nodev},
+	)
+}

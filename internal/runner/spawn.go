@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Sandboxes are started from a few OS threads reserved for it. Each clears
+// its own supplementary groups (a per-thread credential, so the rest of the
+// process keeps its groups): a child cloned into a new user namespace
+// keeps the groups of the thread that cloned it, and with setgroups denied
+// in that namespace it could never drop them, so a task would hold the
+// host's group 0. The threads also never exit, so Pdeathsig, which fires
+// when the creating thread exits (go.dev/issue/27505), fires only when the
+// process dies.
+
+type spawnReq struct {
+	path string
+	argv []string
+	attr *os.ProcAttr
+	done chan spawnResult
+}
+
+type spawnResult struct {
+	p   *os.Process
+	err error
+}
+
+var (
+	spawnOnce sync.Once
+	spawnCh   chan spawnReq
+)
+
+func startProcess(path string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	spawnOnce.Do(func() {
+		spawnCh = make(chan spawnReq)
+		for range max(2, runtime.NumCPU()) {
+			go spawnLoop()
+		}
+	})
+	req := spawnReq{path: path, argv: argv, attr: attr, done: make(chan spawnResult, 1)}
+	spawnCh <- req
+	r := <-req.done
+	return r.p, r.err
+}
+
+func spawnLoop() {
+	runtime.LockOSThread() // never unlocked: this thread's credentials differ
+	var setupErr error
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		setupErr = fmt.Errorf("clear supplementary groups of the spawning thread: %w", e)
+	}
+	for req := range spawnCh {
+		if setupErr != nil {
+			req.done <- spawnResult{err: setupErr}
+			continue
+		}
+		p, err := os.StartProcess(req.path, req.argv, req.attr)
+		req.done <- spawnResult{p, err}
+	}
+}

@@ -1,0 +1,327 @@
+package svc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Sandbox runs requests in isolated Linux sandboxes. Create one with New;
+// it is safe for concurrent use by multiple goroutines. Close releases it.
+type Sandbox struct {
+	cfg    Config
+	limits Limits
+	log    *slog.Logger
+	host   *host // the Linux machinery (run_linux.go)
+
+	// slots are the task slots of Limits.MaxConcurrency; a request holds
+	// as many as its widest step has tasks.
+	slots chan struct{}
+	nextID atomic.Uint64
+
+	// closing is cancelled by Close; requests run under it.
+	closing context.Context
+	close   context.CancelCauseFunc
+	running sync.WaitGroup
+
+	mu sync.Mutex // guards closed and ids
+	closed bool
+	ids    []bool // identity slots in use, len MaxConcurrency
+}
+
+// errClosing is the cause of closing's cancellation.
+var errClosing = errors.New("sandbox closed")
+
+// New checks the configuration, detects the cgroup hierarchy, removes
+// whatever a crashed instance with the same StateDir left behind
+// (processes, cgroups, mounts, workspaces) and returns a ready Sandbox.
+func New(cfg Config) (*Sandbox, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		cfg:    cfg,
+		limits: cfg.Limits,
+		log:    cfg.Logger,
+		slots:  make(chan struct{}, cfg.Limits.MaxConcurrency),
+		ids:    make([]bool, cfg.Limits.MaxConcurrency),
+	}
+	s.closing, s.close = context.WithCancelCause(context.Background())
+	if s.host, err = openHost(&s.cfg); err != nil {
+		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
+	}
+	return s, nil
+}
+
+// withDefaults fills zero fields and validates the result.
+func (c Config) withDefaults() (Config, error) {
+	c.Limits = c.Limits.withDefaults()
+	if err := c.Limits.validate(); err != nil {
+		return c, err
+	}
+	if c.WorkspaceSize == 0 {
+		c.WorkspaceSize = 256 * MiB
+	}
+	if c.WorkspaceSize < MiB {
+		return c, fmt.Errorf("config: WorkspaceSize must be at least 1 MiB, got %d", c.WorkspaceSize)
+	}
+	if c.RootFS == "" {
+		c.RootFS = "/"
+	}
+	if c.StateDir == "" {
+		c.StateDir = "/var/lib/svc"
+	}
+	var err error
+	if c.StateDir, err = filepath.Abs(c.StateDir); err != nil {
+		return c, fmt.Errorf("config: StateDir: %w", err)
+	}
+	if c.UIDBase == 0 {
+		c.UIDBase = 1_000_000
+	}
+	if c.UIDBase < 65536 {
+		return c, fmt.Errorf("config: UIDBase must be at least 65536 (outside the host's own users), got %d", c.UIDBase)
+	}
+	if len(c.AllowedProfiles) == 0 {
+		c.AllowedProfiles = []Profile{ProfileCompileV2, ProfileNativeV2}
+	}
+	for _, p := range c.AllowedProfiles {
+		if !p.known() {
+			return c, fmt.Errorf("config: AllowedProfiles: unknown profile %q", p)
+		}
+	}
+	if c.DefaultProfile == "" {
+		c.DefaultProfile = ProfileCompileV2
+	}
+	if !c.DefaultProfile.known() {
+		return c, fmt.Errorf("config: DefaultProfile: unknown profile %q", c.DefaultProfile)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c, nil
+}
+
+// Limits returns the effective limits.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// Config returns the effective configuration, defaults filled in.
+func (s *Sandbox) Config() Config { return s.cfg }
+
+// Run validates req and runs its steps in order in one workspace. Task
+// failures are outcomes in the response; an error means the request was
+// refused or could not be run, and is an *Error with a Code.
+//
+// Cancelling ctx kills every task of the request; Run returns only when
+// the request's processes, mounts and cgroups are gone.
+func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
+	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
+		return nil, err
+	}
+	if req.usesFileIDs() {
+		return nil, &Error{Code: CodeFileNotFound, Msg: "file_id: no file store is configured"}
+	}
+	width := req.width()
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, &Error{Code: CodeShuttingDown, Msg: "the sandbox is shutting down"}
+	}
+	s.running.Add(1)
+	s.mu.Unlock()
+	defer s.running.Done()
+
+	if !s.acquire(width) {
+		return nil, &Error{Code: CodeCapacityExhausted, Msg: fmt.Sprintf("no free execution slots for a step of %d tasks", width)}
+	}
+	defer s.release(width)
+	uid := s.takeID()
+	defer s.putID(uid)
+
+	// The request runs until the overall deadline plus a grace period
+	// (API.md, Deadlines), until ctx ends, or until Close.
+	start := time.Now()
+	deadline := start.Add(s.limits.OverallTimeout)
+	rctx, cancel := context.WithDeadlineCause(ctx, deadline.Add(hardDeadlineGrace), errHardDeadline)
+	defer cancel()
+	stop := context.AfterFunc(s.closing, func() { cancel() })
+	defer stop()
+
+	id := fmt.Sprintf("r%d", s.nextID.Add(1))
+	rq, err := s.host.newRequest(id, uid, width)
+	if err != nil {
+		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: request setup failed", Err: err}
+	}
+	defer func() {
+		if err := rq.close(); err != nil {
+			s.log.Error("request cleanup", "request", id, "err", err)
+		}
+	}()
+
+	resp := &Response{Legacy: req.Legacy, Results: make([]StepResult, len(req.Steps))}
+	failed := false
+	for i, step := range req.Steps {
+		var skip string
+		switch {
+		case failed && req.StopOnFailure:
+			skip = "an earlier step failed and stop_on_failure is set"
+		case !time.Now().Before(deadline):
+			skip = "the request's overall deadline passed before this step"
+		}
+		if skip != "" {
+			resp.Results[i] = notRun(step, OutcomeNotStarted, skip)
+			continue
+		}
+		sr, err := rq.runStep(rctx, step)
+		if err != nil {
+			return nil, s.runError(ctx, rctx, err)
+		}
+		if err := rctx.Err(); err != nil {
+			return nil, s.runError(ctx, rctx, err)
+		}
+		resp.Results[i] = sr
+		for _, r := range sr.Results {
+			if r.Outcome != OutcomeExited || r.ExitCode != 0 {
+				failed = true
+			}
+		}
+	}
+	return resp, nil
+}
+
+const hardDeadlineGrace = 2 * time.Second
+
+var errHardDeadline = errors.New("overall deadline passed")
+
+// runError turns an error of a running request into the error Run returns.
+func (s *Sandbox) runError(ctx, rctx context.Context, err error) error {
+	switch {
+	case context.Cause(s.closing) == errClosing && s.closing.Err() != nil:
+		return &Error{Code: CodeShuttingDown, Msg: "the sandbox shut down while the request ran", Err: err}
+	case context.Cause(rctx) == errHardDeadline:
+		return &Error{Code: CodeDeadlineExceeded, Msg: fmt.Sprintf("the request overran its overall timeout of %v and was killed", s.limits.OverallTimeout)}
+	case ctx.Err() != nil:
+		return &Error{Code: CodeOf(ctx.Err()), Msg: "the request was cancelled before it finished", Err: ctx.Err()}
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
+}
+
+// notRun returns a step result of not-run task results.
+func notRun(step Step, o Outcome, why string) StepResult {
+	sr := StepResult{Parallel: step.Parallel, Results: make([]Result, len(step.Tasks))}
+	for i := range sr.Results {
+		sr.Results[i] = Result{Outcome: o, Error: why}
+	}
+	return sr
+}
+
+func (s *Sandbox) acquire(n int) bool {
+	for i := range n {
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			s.release(i)
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Sandbox) release(n int) {
+	for range n {
+		<-s.slots
+	}
+}
+
+// SlotsInUse returns the number of task slots currently held.
+func (s *Sandbox) SlotsInUse() int { return len(s.slots) }
+
+// takeID returns a free identity slot. There are as many as task slots and
+// a request holds at least one task slot, so one is always free.
+func (s *Sandbox) takeID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, used := range s.ids {
+		if !used {
+			s.ids[i] = true
+			return i
+		}
+	}
+	panic("svc: identity slots exhausted")
+}
+
+func (s *Sandbox) putID(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids[i] = false
+}
+
+// Close stops accepting requests, kills the running ones (they return
+// shutting_down), waits for them to be cleaned up or for ctx to end, and
+// removes the service's cgroups.
+func (s *Sandbox) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.close(errClosing)
+	done := make(chan struct{})
+	go func() {
+		s.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.host.close()
+}
+
+// width is the number of tasks of the widest step.
+func (r *Request) width() int {
+	w := 1
+	for _, s := range r.Steps {
+		w = max(w, len(s.Tasks))
+	}
+	return w
+}
+
+func (r *Request) usesFileIDs() bool {
+	for _, s := range r.Steps {
+		for _, t := range s.Tasks {
+			for _, f := range t.Files {
+				if f.FileID != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+var (
+	defaultOnce sync.Once
+	defaultSB   *Sandbox
+	defaultErr  error
+)
+
+// Run runs steps with the default Config in a Sandbox shared by every call
+// of this function (created on first use, never closed).
+func Run(ctx context.Context, steps ...Step) (*Response, error) {
+	defaultOnce.Do(func() { defaultSB, defaultErr = New(Config{}) })
+	if defaultErr != nil {
+		return nil, defaultErr
+	}
+	return defaultSB.Run(ctx, &Request{Steps: steps})
+}

@@ -1,0 +1,308 @@
+package svc
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// A Request is an ordered list of steps run in one sandbox workspace.
+// The zero value is an empty (invalid) request.
+type Request struct {
+	// Steps run in order; each is one task or a set of concurrent tasks.
+	Steps []Step `json:"steps"`
+	// Cache is the default of Task.Cache for tasks that do not set it.
+	// It is ignored when the step cache is disabled.
+	Cache bool `json:"cache"`
+	// StopOnFailure reports the steps after a step with a task that did
+	// not exit with status 0 as not_started instead of running them.
+	StopOnFailure bool `json:"stop_on_failure"`
+	// Legacy is true for a request decoded from a bare JSON array of steps
+	// (spec 2.4). Its response is encoded as a bare array of step results,
+	// and every step is cacheable when the cache is enabled.
+	Legacy bool `json:"-"`
+}
+
+// A Step is one task, or a parallel set of tasks that run concurrently, each
+// in its own PID namespace and cgroup, sharing the workspace. It keeps its
+// JSON shape: an object for a single task, an array for a parallel step.
+type Step struct {
+	Tasks    []Task
+	Parallel bool
+}
+
+// Single returns a step of one task.
+func Single(t Task) Step { return Step{Tasks: []Task{t}} }
+
+// Parallel returns a parallel step of the given tasks.
+func Parallel(ts ...Task) Step { return Step{Tasks: ts, Parallel: true} }
+
+// MarshalJSON encodes a single step as an object and a parallel step as an array.
+func (s Step) MarshalJSON() ([]byte, error) {
+	if s.Parallel || len(s.Tasks) != 1 {
+		if s.Tasks == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(s.Tasks)
+	}
+	return json.Marshal(s.Tasks[0])
+}
+
+// A Task is one program to run (spec 2.1). The zero value is invalid: Cmd is
+// required.
+type Task struct {
+	// Cmd is the program, resolved through PATH inside the sandbox unless
+	// it contains a slash.
+	Cmd  string   `json:"cmd"`
+	Args []string `json:"args,omitempty"`
+	// Env is added to the fixed task environment (PATH, HOME, TMPDIR, LANG).
+	Env map[string]string `json:"env,omitempty"`
+	// Stdin is written to the task's standard input, which is then closed.
+	Stdin string `json:"stdin,omitempty"`
+	// Files are placed in the workspace before the task starts; keys are
+	// normalized workspace-relative paths.
+	Files map[string]File `json:"files,omitempty"`
+	// WorkingDir is an absolute directory inside the sandbox; "" is /svc.
+	WorkingDir string `json:"working_dir,omitempty"`
+	// SandboxProfile selects the system-call policy; "" is the
+	// service's default profile.
+	SandboxProfile Profile `json:"sandbox_profile,omitempty"`
+	// Cache declares the task deterministic; nil takes Request.Cache.
+	Cache *bool `json:"cache,omitempty"`
+}
+
+// A File is the content of a file placed in the workspace: inline bytes, or
+// a reference to a file in the file store. In JSON it is a string, or an
+// object {"file_id": "<sha256 hex>"}.
+type File struct {
+	Content string // used when FileID is ""
+	FileID  string // lowercase hex SHA-256 of a stored file
+}
+
+// MarshalJSON encodes the inline string or the {"file_id": ...} object.
+func (f File) MarshalJSON() ([]byte, error) {
+	if f.FileID != "" {
+		return json.Marshal(struct {
+			FileID string `json:"file_id"`
+		}{f.FileID})
+	}
+	return json.Marshal(f.Content)
+}
+
+// UnmarshalJSON accepts a string or an object with exactly a "file_id".
+func (f *File) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*f = File{}
+		return json.Unmarshal(b, &f.Content)
+	}
+	var ref struct {
+		FileID *string `json:"file_id"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ref); err != nil || ref.FileID == nil {
+		return fmt.Errorf(`expected a string or an object {"file_id": "<sha256 hex>"}`)
+	}
+	*f = File{FileID: *ref.FileID}
+	return nil
+}
+
+// Profile names a versioned system-call policy (spec 2.1, 9).
+type Profile string
+
+// The sandbox profiles. v2 profiles are allowlists, v1 denylists; compile
+// profiles may create processes and sockets, native ones may not.
+const (
+	ProfileCompileV2 Profile = "compile_v2"
+	ProfileNativeV2  Profile = "native_v2"
+	ProfileCompileV1 Profile = "compile_v1"
+	ProfileNativeV1  Profile = "native_v1"
+)
+
+// Profiles returns every profile the library knows.
+func Profiles() []Profile {
+	return []Profile{ProfileCompileV2, ProfileNativeV2, ProfileCompileV1, ProfileNativeV1}
+}
+
+func (p Profile) known() bool {
+	for _, q := range Profiles() {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Outcome says how a task ended. Its string value is the wire value.
+type Outcome string
+
+// The outcomes, in precedence order when several apply (API.md).
+const (
+	OutcomeInfrastructureFailure Outcome = "infrastructure_failure"
+	OutcomeNotStarted            Outcome = "not_started"
+	OutcomePolicyViolation       Outcome = "policy_violation"
+	OutcomeAncestorOutOfMemory   Outcome = "ancestor_out_of_memory"
+	OutcomeOutOfMemory           Outcome = "out_of_memory"
+	OutcomeTimedOut              Outcome = "timed_out"
+	OutcomeCPUTimeExceeded       Outcome = "cpu_time_exceeded"
+	OutcomeOutputLimit           Outcome = "output_limit"
+	OutcomePidsLimit             Outcome = "pids_limit"
+	OutcomeSignaled              Outcome = "signaled"
+	OutcomeExited                Outcome = "exited"
+)
+
+// Ran reports whether the outcome belongs to a completed result: the task's
+// process was created and ended.
+func (o Outcome) Ran() bool {
+	return o != OutcomeNotStarted && o != OutcomeInfrastructureFailure && o != ""
+}
+
+// Result is the result of one task: completed (Outcome.Ran) with an exit
+// code, output and statistics, or not run with a reason in Error.
+type Result struct {
+	Outcome Outcome
+	// ExitCode is the exit status, or 128+Signal when a signal ended the task.
+	ExitCode int
+	// Signal is the number of the signal that ended the task, or 0.
+	Signal int
+	// Replayed is true when the result came from the step cache; Stats
+	// are then those of the original run.
+	Replayed        bool
+	Stdout, Stderr  string
+	StdoutTruncated bool
+	StderrTruncated bool
+	Stats           Stats
+	// Error says why a task did not run (not-run results only).
+	Error string
+}
+
+// Stats are a completed task's resource statistics. A nil value is one the
+// kernel does not provide; it is never a made-up zero.
+type Stats struct {
+	WallTimeMs        int64  `json:"wall_time_ms"`
+	CPUUsageUsec      *int64 `json:"cpu_usage_usec"`
+	CPUUserUsec       *int64 `json:"cpu_user_usec"`
+	CPUSystemUsec     *int64 `json:"cpu_system_usec"`
+	CPUNrThrottled    *int64 `json:"cpu_nr_throttled"`
+	CPUThrottledUsec  *int64 `json:"cpu_throttled_usec"`
+	MemoryPeakBytes   *int64 `json:"memory_peak_bytes"`
+	PidsPeak          *int64 `json:"pids_peak"`
+	OOMKillCount      *int64 `json:"oom_kill_count"`
+	PidsLimitHitCount *int64 `json:"pids_limit_hit_count"`
+}
+
+type completedJSON struct {
+	Outcome         Outcome `json:"outcome"`
+	ExitCode        int     `json:"exit_code"`
+	Signal          *int    `json:"signal"`
+	Replayed        bool    `json:"replayed"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutTruncated bool    `json:"stdout_truncated"`
+	StderrTruncated bool    `json:"stderr_truncated"`
+	Stats           Stats   `json:"stats"`
+}
+
+type notRunJSON struct {
+	Outcome Outcome `json:"outcome"`
+	Signal  *int    `json:"signal"`
+	Error   string  `json:"error"`
+}
+
+// MarshalJSON encodes the completed or the not-run shape of API.md.
+func (r Result) MarshalJSON() ([]byte, error) {
+	var sig *int
+	if r.Signal != 0 {
+		sig = &r.Signal
+	}
+	if !r.Outcome.Ran() {
+		return json.Marshal(notRunJSON{Outcome: r.Outcome, Signal: sig, Error: r.Error})
+	}
+	return json.Marshal(completedJSON{
+		Outcome: r.Outcome, ExitCode: r.ExitCode, Signal: sig, Replayed: r.Replayed,
+		Stdout: r.Stdout, Stderr: r.Stderr,
+		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
+		Stats: r.Stats,
+	})
+}
+
+// UnmarshalJSON decodes either shape.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var v struct {
+		completedJSON
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Result{
+		Outcome: v.Outcome, ExitCode: v.ExitCode, Replayed: v.Replayed,
+		Stdout: v.Stdout, Stderr: v.Stderr,
+		StdoutTruncated: v.StdoutTruncated, StderrTruncated: v.StderrTruncated,
+		Stats: v.Stats, Error: v.Error,
+	}
+	if v.Signal != nil {
+		r.Signal = *v.Signal
+	}
+	return nil
+}
+
+// StepResult holds the results of one step, shaped like the step: an
+// object for a single task, an array for a parallel step.
+type StepResult struct {
+	Results  []Result
+	Parallel bool
+}
+
+// MarshalJSON encodes a single result as an object, a parallel one as an array.
+func (s StepResult) MarshalJSON() ([]byte, error) {
+	if s.Parallel || len(s.Results) != 1 {
+		if s.Results == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(s.Results)
+	}
+	return json.Marshal(s.Results[0])
+}
+
+// UnmarshalJSON decodes an object or an array of results.
+func (s *StepResult) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		s.Parallel = true
+		return json.Unmarshal(b, &s.Results)
+	}
+	s.Parallel = false
+	s.Results = make([]Result, 1)
+	return json.Unmarshal(b, &s.Results[0])
+}
+
+// Response is the result of a request: one StepResult per step, in order,
+// and the cache summary.
+type Response struct {
+	Results []StepResult `json:"results"`
+	Cache   CacheSummary `json:"cache"`
+	// Legacy mirrors Request.Legacy: the response of a legacy request is
+	// encoded as the bare array of step results (spec 2.7).
+	Legacy bool `json:"-"`
+}
+
+// CacheSummary reports what the step cache did for a request.
+type CacheSummary struct {
+	Enabled       bool `json:"enabled"`
+	ReplayedSteps int  `json:"replayed_steps"`
+	StoredSteps   int  `json:"stored_steps"`
+}
+
+// MarshalJSON encodes the envelope, or the bare array for a legacy request.
+func (r *Response) MarshalJSON() ([]byte, error) {
+	if r.Legacy {
+		if r.Results == nil {
+			return []byte("[]"), nil
+		}
+		return json.Marshal(r.Results)
+	}
+	type plain Response
+	return json.Marshal((*plain)(r))
+}

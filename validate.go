@@ -1,0 +1,273 @@
+package svc
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits on workspace file paths (Linux NAME_MAX and PATH_MAX).
+const (
+	maxPathComponent = 255
+	maxPathLen       = 4096
+)
+
+// Validate checks a decoded or hand-built request against lim and the
+// allowed profiles, before anything runs. Zero fields of lim take their
+// defaults (see [Limits]). allowed is the complete list of profiles tasks
+// may name; a task that names none ("") always passes, and the service's
+// default profile applies to it.
+//
+// It walks the request in order and returns the first problem as an
+// *[Error] whose Msg names the field, for example
+// `steps[2][0].files["../x"]: path escapes the workspace`:
+//
+//   - [CodeInvalidRequest] for a malformed value: no steps, an empty
+//     step, an empty or NUL-containing cmd, a NUL in args, a bad env name or
+//     a NUL in an env value, a bad file path, a file_id that is not 64
+//     lowercase hex characters, a working_dir that is not absolute, or an
+//     unknown sandbox_profile;
+//   - [CodeLimitsExceeded] for more steps than lim.MaxSteps or a step with
+//     more tasks than lim.MaxParallelTasks;
+//   - [CodeProfileNotAllowed] for a known profile that is not in allowed.
+//
+// Validate normalizes in place: the keys of Task.Files become path.Clean
+// forms ("./a//b" is "a/b"; two keys of one task that name the same path
+// are invalid, and so is a file that another path of the task needs as a
+// directory), and Task.WorkingDir becomes its path.Clean form. A new map
+// replaces Task.Files when a key changes; the caller's map is not modified.
+// Strings may hold any valid UTF-8.
+//
+// Validate is not safe to call concurrently on the same Request.
+func (r *Request) Validate(lim Limits, allowed []Profile) error {
+	if r == nil || len(r.Steps) == 0 {
+		return newError(CodeInvalidRequest, "steps: empty", nil)
+	}
+	lim = lim.withDefaults()
+	if n := len(r.Steps); n > lim.MaxSteps {
+		return newError(CodeLimitsExceeded,
+			fmt.Sprintf("steps: %d steps; at most %d are allowed", n, lim.MaxSteps), nil)
+	}
+	for i := range r.Steps {
+		s := &r.Steps[i]
+		sp := indexPath("steps", i)
+		switch n := len(s.Tasks); {
+		case n == 0 && s.Parallel:
+			return decodeErr(sp, "empty parallel step")
+		case n == 0:
+			return decodeErr(sp, "step has no task")
+		case n > lim.MaxParallelTasks:
+			return newError(CodeLimitsExceeded,
+				fmt.Sprintf("%s: %d parallel tasks; at most %d are allowed", sp, n, lim.MaxParallelTasks), nil)
+		}
+		// Paths follow the JSON shape of the step (Step.MarshalJSON).
+		array := s.Parallel || len(s.Tasks) != 1
+		for j := range s.Tasks {
+			tp := sp
+			if array {
+				tp = indexPath(sp, j)
+			}
+			if err := validateTask(tp, &s.Tasks[j], allowed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validateTask checks one task and normalizes its paths.
+func validateTask(p string, t *Task, allowed []Profile) error {
+	switch {
+	case t.Cmd == "":
+		return decodeErr(p+".cmd", "empty")
+	case hasNUL(t.Cmd):
+		return decodeErr(p+".cmd", "contains a NUL byte")
+	}
+	for i, a := range t.Args {
+		if hasNUL(a) {
+			return decodeErr(indexPath(p+".args", i), "contains a NUL byte")
+		}
+	}
+	for _, k := range sortedKeys(t.Env) {
+		switch {
+		case !validEnvName(k):
+			return decodeErr(keyPath(p+".env", k), "invalid name; names match [A-Za-z_][A-Za-z0-9_]*")
+		case hasNUL(t.Env[k]):
+			return decodeErr(keyPath(p+".env", k), "value contains a NUL byte")
+		}
+	}
+	if err := validateFiles(p+".files", t); err != nil {
+		return err
+	}
+	if wd := t.WorkingDir; wd != "" {
+		switch {
+		case hasNUL(wd):
+			return decodeErr(p+".working_dir", "contains a NUL byte")
+		case wd[0] != '/':
+			return decodeErr(p+".working_dir", "must be an absolute path")
+		}
+		t.WorkingDir = path.Clean(wd)
+	}
+	if prof := t.SandboxProfile; prof != "" {
+		switch {
+		case !prof.known():
+			return decodeErr(p+".sandbox_profile",
+				fmt.Sprintf("unknown profile %s; known: %s", quoteForMsg(string(prof)), profileList(Profiles())))
+		case !slices.Contains(allowed, prof):
+			return newError(CodeProfileNotAllowed,
+				fmt.Sprintf("%s.sandbox_profile: profile %q is not allowed; allowed: %s", p, prof, profileList(allowed)), nil)
+		}
+	}
+	return nil
+}
+
+// validateFiles checks the paths and file ids of t.Files, in the order of
+// the keys, and replaces t.Files by a map with normalized keys if any key
+// was not in normal form.
+func validateFiles(p string, t *Task) error {
+	if len(t.Files) == 0 {
+		return nil
+	}
+	keys := sortedKeys(t.Files)
+	orig := make(map[string]string, len(keys)) // normalized path -> key
+	changed := false
+	for _, k := range keys {
+		kp := keyPath(p, k)
+		clean, problem := cleanWorkspacePath(k)
+		if problem != "" {
+			return decodeErr(kp, problem)
+		}
+		if id := t.Files[k].FileID; id != "" && !isFileIDHex(id) {
+			return decodeErr(kp+".file_id", msgFileID)
+		}
+		if prev, dup := orig[clean]; dup {
+			return decodeErr(kp, "same path as "+quoteForMsg(prev))
+		}
+		orig[clean] = k
+		changed = changed || clean != k
+	}
+	// A file cannot also be a directory holding another file. Sorted with
+	// '/' lowest, a path is directly followed by the paths below it.
+	cleans := slices.SortedFunc(maps.Keys(orig), comparePaths)
+	for i := 1; i < len(cleans); i++ {
+		if dir := cleans[i-1]; strings.HasPrefix(cleans[i], dir+"/") {
+			return decodeErr(keyPath(p, orig[cleans[i]]),
+				fmt.Sprintf("%s is a file, not a directory", quoteForMsg(orig[dir])))
+		}
+	}
+	if changed {
+		m := make(map[string]File, len(orig))
+		for clean, k := range orig {
+			m[clean] = t.Files[k]
+		}
+		t.Files = m
+	}
+	return nil
+}
+
+// cleanWorkspacePath returns the normal form of a workspace-relative file
+// path, or a description of what is wrong with it.
+func cleanWorkspacePath(p string) (clean, problem string) {
+	switch {
+	case p == "":
+		return "", "empty path"
+	case hasNUL(p):
+		return "", "path contains a NUL byte"
+	case p[0] == '/':
+		return "", "absolute path; files are relative to the workspace"
+	}
+	for rest := p; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		if c == ".." {
+			return "", "path escapes the workspace"
+		}
+	}
+	clean = path.Clean(p)
+	if clean == "." {
+		return "", "path names the workspace itself"
+	}
+	if len(clean) > maxPathLen {
+		return "", "path longer than " + strconv.Itoa(maxPathLen) + " bytes"
+	}
+	for rest := clean; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		if len(c) > maxPathComponent {
+			return "", "path component longer than " + strconv.Itoa(maxPathComponent) + " bytes"
+		}
+	}
+	return clean, ""
+}
+
+// comparePaths orders paths byte-wise, with '/' before every other byte.
+func comparePaths(a, b string) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x == '/' {
+			return -1
+		}
+		if y == '/' {
+			return 1
+		}
+		return int(x) - int(y)
+	}
+	return len(a) - len(b)
+}
+
+// isFileIDHex reports whether s is a file id: 64 lowercase hex characters.
+func isFileIDHex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validEnvName reports whether s matches [A-Za-z_][A-Za-z0-9_]*.
+func validEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || c == '_'
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// profileList returns "a, b, c", or "none".
+func profileList(ps []Profile) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
+}
