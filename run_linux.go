@@ -414,4 +414,3 @@ func result(rr *runner.Result, st cgroup.Stats) Result {
 	}
 	return r
 }
-

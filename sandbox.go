@@ -22,7 +22,7 @@ type Sandbox struct {
 
 	// slots are the task slots of Limits.MaxConcurrency; a request holds
 	// as many as its widest step has tasks.
-	slots chan struct{}
+	slots  chan struct{}
 	nextID atomic.Uint64
 
 	// closing is cancelled by Close; requests run under it.
@@ -30,7 +30,7 @@ type Sandbox struct {
 	close   context.CancelCauseFunc
 	running sync.WaitGroup
 
-	mu sync.Mutex // guards closed and ids
+	mu     sync.Mutex // guards closed and ids
 	closed bool
 	ids    []bool // identity slots in use, len MaxConcurrency
 }

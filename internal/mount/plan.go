@@ -171,7 +171,7 @@ func Build(p Params, sys []SystemEntry) Plan {
 		Op{Kind: Mkdir, Dst: filepath.Join(dev, "shm"), Mode: 0o1777},
 		Op{Kind: Mount, Src: "svc-shm", Dst: filepath.Join(dev, "shm"), FSType: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-			Data: fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
+			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
 		Op{Kind: SetAttr, Dst: dev, Attr: ro},
 	)
 
@@ -188,7 +188,7 @@ func Build(p Params, sys []SystemEntry) Plan {
 		if m.dir {
 			plan = append(plan, Op{Kind: Mount, Src: "svc-mask", Dst: dst, FSType: "tmpfs",
 				Flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-				Data: "size=0,nr_inodes=1,mode=0555", Optional: true})
+				Data:  "size=0,nr_inodes=1,mode=0555", Optional: true})
 		} else {
 			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst,
 				Attr: ro | nosuid | nodev | noexec, Optional: true})

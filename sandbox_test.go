@@ -1,0 +1,117 @@
+package svc_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-sandbox/svc"
+)
+
+func TestRunHello(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	r := runC(t, sb, `#include <stdio.h>
+int main(void) { printf("hello\n"); fprintf(stderr, "err\n"); return 3; }`, svc.Task{})
+	expect(t, r, svc.OutcomeExited, 3)
+	if r.Stdout != "hello\n" || r.Stderr != "err\n" {
+		t.Errorf("stdout %q stderr %q", r.Stdout, r.Stderr)
+	}
+	if r.Stats.CPUUsageUsec == nil || r.Stats.MemoryPeakBytes == nil || r.Stats.CPUThrottledUsec == nil {
+		t.Errorf("stats missing: %+v", r.Stats)
+	}
+	assertClean(t, sb)
+}
+
+func TestCommandNotFound(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	for _, cmd := range []string{"no-such-command", "/svc/nothing", "/etc"} {
+		r := one(t, sb, svc.Task{Cmd: cmd})
+		expect(t, r, svc.OutcomeExited, 127)
+		if !strings.HasPrefix(r.Stderr, "svc: "+cmd+": ") {
+			t.Errorf("%s: stderr %q", cmd, r.Stderr)
+		}
+	}
+	// Not executable.
+	r := run(t, sb, svc.Single(svc.Task{Cmd: "./data", Files: map[string]svc.File{"data": {Content: "x"}}})).Results[0].Results[0]
+	expect(t, r, svc.OutcomeExited, 127)
+	if !strings.HasPrefix(r.Stderr, "svc: ./data: ") {
+		t.Errorf("stderr %q", r.Stderr)
+	}
+}
+
+func TestWorkingDir(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	r := one(t, sb, svc.Task{Cmd: "pwd", WorkingDir: "/tmp"})
+	expect(t, r, svc.OutcomeExited, 0)
+	if r.Stdout != "/tmp\n" {
+		t.Errorf("pwd %q", r.Stdout)
+	}
+	r = one(t, sb, svc.Task{Cmd: "pwd", WorkingDir: "/nonexistent"})
+	if r.Outcome != svc.OutcomeInfrastructureFailure || !strings.Contains(r.Error, "/nonexistent") {
+		t.Fatalf("missing working_dir: %+v", r)
+	}
+	assertClean(t, sb)
+}
+
+func TestStepsShareWorkspace(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	resp := run(t, sb,
+		svc.Single(sh("echo one > /svc/a; echo two > /tmp/b")),
+		svc.Parallel(sh("cat /svc/a"), sh("cat /tmp/b")),
+	)
+	p := resp.Results[1]
+	if !p.Parallel || len(p.Results) != 2 {
+		t.Fatalf("parallel result shape: %+v", p)
+	}
+	if p.Results[0].Stdout != "one\n" || p.Results[1].Stdout != "two\n" {
+		t.Errorf("got %q %q", p.Results[0].Stdout, p.Results[1].Stdout)
+	}
+}
+
+func TestStopOnFailure(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	req := &svc.Request{StopOnFailure: true, Steps: []svc.Step{
+		svc.Single(sh("exit 0")), svc.Single(sh("exit 1")), svc.Single(sh("echo never")),
+	}}
+	resp, err := sb.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Results[2].Results[0]; got.Outcome != svc.OutcomeNotStarted {
+		t.Fatalf("third step: %+v", got)
+	}
+	req.StopOnFailure = false
+	resp, err = sb.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Results[2].Results[0]; got.Stdout != "never\n" {
+		t.Fatalf("without stop_on_failure: %+v", got)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := sb.Run(ctx, &svc.Request{Steps: []svc.Step{svc.Single(sh("sleep 30"))}})
+		done <- err
+	}()
+	// Wait until the task runs, then cancel.
+	for sb.SlotsInUse() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, svc.ErrCancelled) {
+		t.Fatalf("got %v, want cancelled", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	assertClean(t, sb)
+}
