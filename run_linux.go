@@ -23,6 +23,7 @@ import (
 	"github.com/svc-sandbox/svc/internal/initproc"
 	"github.com/svc-sandbox/svc/internal/mount"
 	"github.com/svc-sandbox/svc/internal/runner"
+	"github.com/svc-sandbox/svc/internal/seccomp"
 )
 
 // The identity of a task inside its user namespace. The namespace's root
@@ -271,6 +272,10 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 		return Result{}, err
 	}
 
+	filter, err := seccomp.Program(string(t.profile(cfg.DefaultProfile)))
+	if err != nil {
+		return Result{}, err
+	}
 	dir := t.WorkingDir
 	if dir == "" {
 		dir = "/svc"
@@ -289,10 +294,11 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 				{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
 				{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
 			},
-			Dir:  dir,
-			Cmd:  t.Cmd,
-			Args: append([]string{t.Cmd}, t.Args...),
-			Env:  t.environ(),
+			Dir:    dir,
+			Cmd:    t.Cmd,
+			Args:   append([]string{t.Cmd}, t.Args...),
+			Env:    t.environ(),
+			Filter: filter,
 		},
 		InitUID:     rq.initUID,
 		TaskUID:     rq.taskUID,
@@ -335,6 +341,14 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 		return Result{}, err
 	}
 	return result(rr, st), nil
+}
+
+// profile returns the task's sandbox profile, def when it names none.
+func (t *Task) profile(def Profile) Profile {
+	if t.SandboxProfile == "" {
+		return def
+	}
+	return t.SandboxProfile
 }
 
 // environ returns the task's environment: the fixed one, overridden and

@@ -124,6 +124,9 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
 		return nil, err
 	}
+	if n := req.inlineBytes(); n > s.cfg.WorkspaceSize {
+		return nil, &Error{Code: CodeLimitsExceeded, Msg: fmt.Sprintf("files: %d bytes in all exceed the workspace size of %d bytes", n, s.cfg.WorkspaceSize)}
+	}
 	if req.usesFileIDs() {
 		return nil, &Error{Code: CodeFileNotFound, Msg: "file_id: no file store is configured"}
 	}
@@ -295,6 +298,19 @@ func (r *Request) width() int {
 		w = max(w, len(s.Tasks))
 	}
 	return w
+}
+
+// inlineBytes is the size of all inline files of the request.
+func (r *Request) inlineBytes() int64 {
+	var n int64
+	for _, s := range r.Steps {
+		for _, t := range s.Tasks {
+			for _, f := range t.Files {
+				n += int64(len(f.Content))
+			}
+		}
+	}
+	return n
 }
 
 func (r *Request) usesFileIDs() bool {
