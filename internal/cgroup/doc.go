@@ -30,8 +30,8 @@
 //   - root, or write access to the delegated cgroup subtree;
 //   - v1: memory, pids, cpu and cpuacct mounted;
 //   - v2: memory, pids and cpu available in this process's cgroup;
-//     cgroup.kill (Linux 5.14) is used when present; memory.peak (5.19) and
-//     pids.peak (6.1) are reported when present;
+//     cgroup.kill (Linux 5.14) is used when present; memory.peak (5.19)
+//     and pids.peak are reported when present;
 //   - CLONE_INTO_CGROUP (Linux 5.7) for [Group.OpenFD] users.
 //
 // The parsers ([ParseFlatKeyed], [ParseProcCgroup]) work on any platform;

@@ -105,19 +105,10 @@ func (g *Group) statsV1() (Stats, error) {
 			*s.OOMKills += *k
 		}
 	}
-	// v1 has no "oom" event: a failed charge at this group's own limit
-	// (failcnt) together with an OOM kill in it is the closest sign.
-	var fail int64
-	for _, f := range []string{"memory.failcnt", "memory.memsw.failcnt"} {
-		n, err := readInt(mem, f)
-		if err != nil {
-			return s, err
-		}
-		if n != nil {
-			fail += *n
-		}
+	s.OwnLimitOOM, err = ownLimitV1(mem, s.OOMKills)
+	if err != nil {
+		return s, err
 	}
-	s.OwnLimitOOM = fail > 0 && s.OOMKills != nil && *s.OOMKills > 0
 
 	pids := g.dir("pids")
 	if s.PidsPeak, err = readInt(pids, "pids.peak"); err != nil {
@@ -129,6 +120,50 @@ func (g *Group) statsV1() (Stats, error) {
 	}
 	s.PidsLimitHits = lookup(pe, "max")
 	return s, nil
+}
+
+// ownLimitV1 tells whether the OOM kills (oomKills, of the subtree) of the
+// v1 memory group dir came from the group's own limit. v1 counts no "oom"
+// event. memory.failcnt and memory.memsw.failcnt count charges refused at
+// the group's limits, but recent kernels count failures of the memory
+// counter only, and with memsw equal to the limit memsw is charged first
+// and fails first, leaving both at 0. So a peak usage (memory or memsw)
+// within a small margin of the group's lowest limit counts as well: the
+// kernel charges up to the exact limit before it gives up.
+func ownLimitV1(dir string, oomKills *int64) (bool, error) {
+	if oomKills == nil || *oomKills == 0 {
+		return false, nil
+	}
+	v := make(map[string]*int64)
+	for _, f := range []string{
+		"memory.failcnt", "memory.memsw.failcnt",
+		"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
+		"memory.max_usage_in_bytes", "memory.memsw.max_usage_in_bytes",
+	} {
+		n, err := readInt(dir, f)
+		if err != nil {
+			return false, err
+		}
+		if n != nil {
+			v[f] = n
+		}
+	}
+	get := func(f string) int64 {
+		if n := v[f]; n != nil {
+			return *n
+		}
+		return 0
+	}
+	if get("memory.failcnt") > 0 || get("memory.memsw.failcnt") > 0 {
+		return true, nil
+	}
+	limit := get("memory.limit_in_bytes")
+	if n := v["memory.memsw.limit_in_bytes"]; n != nil && *n < limit {
+		limit = *n
+	}
+	peak := max(get("memory.max_usage_in_bytes"), get("memory.memsw.max_usage_in_bytes"))
+	margin := min(limit/8, 1<<20)
+	return limit > 0 && peak >= limit-margin, nil
 }
 
 // usec converts nanoseconds to microseconds; nil stays nil.

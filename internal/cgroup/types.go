@@ -39,8 +39,11 @@ type Stats struct {
 	// OwnLimitOOM reports that this group's own memory limit (not an
 	// ancestor's) was reached and the OOM killer ran for it. v2:
 	// memory.events.local "oom" > 0 (memory.events "oom" on kernels without
-	// the local file). v1, which counts no such event: memory.failcnt or
-	// memory.memsw.failcnt > 0 and OOMKills > 0.
+	// the local file). v1, which counts no such event: OOMKills > 0 and
+	// either memory.failcnt or memory.memsw.failcnt > 0, or the peak usage
+	// (memory.max_usage_in_bytes or memory.memsw.max_usage_in_bytes)
+	// within min(limit/8, 1MiB) of the group's limit; recent kernels leave
+	// both failcnts at 0 when memsw equals the limit.
 	OwnLimitOOM bool
 	// PidsLimitHits is pids.events "max": forks refused by a pids limit
 	// (counted in the forking group on older kernels, in the limiting group
