@@ -29,7 +29,7 @@ func main() {
 	var err error
 	switch os.Args[1] {
 	case "run":
-		err = runCmd(os.Args[2:])
+		err = runCmd(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -51,11 +51,18 @@ func usage() {
 `)
 }
 
-func runCmd(args []string) error {
+func runCmd(args []string, stdout io.Writer) error {
 	fs := pflag.NewFlagSet("svc run", pflag.ContinueOnError)
-	stateDir := fs.String("state-dir", "/var/lib/svc", "directory for workspaces and state")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: svc run [flags] request.json\n\n%s", fs.FlagUsages())
+	}
+	settings := register(fs, librarySettings)
 	verbose := fs.Bool("verbose", false, "log to standard error")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var cfg svc.Config
+	if err := settings.apply(fs, &cfg); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -74,7 +81,6 @@ func runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := svc.Config{StateDir: *stateDir}
 	if *verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -90,7 +96,7 @@ func runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(os.Stdout)
+	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(resp)
 }
