@@ -296,7 +296,7 @@ type CacheSummary struct {
 }
 
 // MarshalJSON encodes the envelope, or the bare array for a legacy request.
-func (r *Response) MarshalJSON() ([]byte, error) {
+func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Legacy {
 		if r.Results == nil {
 			return []byte("[]"), nil
@@ -304,5 +304,5 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 		return json.Marshal(r.Results)
 	}
 	type plain Response
-	return json.Marshal((*plain)(r))
+	return json.Marshal(plain(r))
 }
