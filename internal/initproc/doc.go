@@ -11,7 +11,8 @@
 //     only after putting the process in the task's cgroups);
 //  2. enters a new cgroup namespace and applies the mount plan
 //     (internal/mount), ending with pivot_root and a read-only root;
-//  3. sets the host name, makes itself non-dumpable and forks the task;
+//  3. brings up lo, sets the host name, makes itself non-dumpable and
+//     forks the task;
 //  4. reaps every process of the PID namespace until the task exits, writes
 //     the task's wait status, and exits (the kernel then kills the rest).
 //
