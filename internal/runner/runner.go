@@ -167,20 +167,7 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 
 	r := &Result{}
-	var killOnce sync.Once
-	kill := func(flag *bool) {
-		killOnce.Do(func() {
-			*flag = true
-			proc.Signal(syscall.SIGKILL)
-		})
-	}
-	var mu sync.Mutex // guards the kill flags in r, set by killer goroutines
-	killWith := func(flag *bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		kill(flag)
-	}
-
+	k := &killer{proc: proc}
 	if t.Enter != nil {
 		if err := t.Enter(proc.Pid); err != nil {
 			proc.Signal(syscall.SIGKILL)
@@ -213,42 +200,97 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 		}
 		stdinW.Close()
 	})
-	outputKill := func() { killWith(&r.OutputExceeded) }
+	outputKill := func() { k.kill(killOutput) }
 	wg.Go(func() { r.Stdout, r.StdoutTruncated = collect(stdoutR, t.OutputLimit, t.Budget, outputKill) })
 	wg.Go(func() { r.Stderr, r.StderrTruncated = collect(stderrR, t.OutputLimit, t.Budget, outputKill) })
 
 	done := make(chan struct{})
 	var watch sync.WaitGroup
 	if t.WallTimeout > 0 {
-		timer := time.AfterFunc(t.WallTimeout, func() { killWith(&r.TimedOut) })
+		timer := time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
 		defer timer.Stop()
 	}
 	if t.CPULimit > 0 && t.CPUUsage != nil {
-		watch.Go(func() { watchCPU(t, done, func() { killWith(&r.CPUExceeded) }) })
+		watch.Go(func() { watchCPU(t, done, func() { k.kill(killCPU) }) })
 	}
 	watch.Go(func() {
 		select {
 		case <-ctx.Done():
-			killWith(&r.Cancelled)
+			k.kill(killCancel)
 		case <-done:
 		}
 	})
 
 	st, werr := proc.Wait()
 	end := time.Now()
+	k.exited()
 	close(done)
 	watch.Wait()
 	wg.Wait()
 	if werr != nil {
 		return nil, fmt.Errorf("wait for sandbox init: %w", werr)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	switch k.reason() {
+	case killTimeout:
+		r.TimedOut = true
+	case killCPU:
+		r.CPUExceeded = true
+	case killOutput:
+		r.OutputExceeded = true
+	case killCancel:
+		r.Cancelled = true
+	}
 	r.InitExitedNormal = st.Exited()
 	if r.Report.Started {
 		r.WallTime = end.Sub(time.Unix(0, started.Load()))
 	}
 	return r, nil
+}
+
+// Why the runner killed a task.
+const (
+	killNone = iota
+	killTimeout
+	killCPU
+	killOutput
+	killCancel
+)
+
+// killer kills a task's init (and with it the task's PID namespace) once,
+// remembering the first reason.
+type killer struct {
+	proc *os.Process
+
+	mu   sync.Mutex // guards why and done
+	why  int
+	done bool // the init has exited
+}
+
+func (k *killer) kill(why int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// Once the task has ended, a timer or a cancellation firing late
+	// changes nothing; output read after the end still overflows.
+	if k.why != killNone || (k.done && why != killOutput) {
+		return
+	}
+	k.why = why
+	if !k.done {
+		k.proc.Signal(syscall.SIGKILL)
+	}
+}
+
+// exited records that the init has been reaped.
+func (k *killer) exited() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.done = true
+}
+
+func (k *killer) reason() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.why
 }
 
 // collect reads a stream to EOF, keeping at most limit bytes (0: no
