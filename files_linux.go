@@ -3,6 +3,7 @@ package svc
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -17,11 +18,12 @@ var resolveBeneath = &unix.OpenHow{
 	Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 }
 
-// placeFiles writes files into the workspace ws, owned by uid. Paths were
-// validated (relative, normalized, no ".."); every lookup still goes
-// through openat2 beneath the workspace, so a symlink, FIFO, socket or
-// magic link left by an earlier step is refused, never followed.
-func placeFiles(ws string, uid int, files map[string]File) error {
+// placeFiles writes files into the workspace ws, owned by uid, mode 0644:
+// inline contents, or stored ones copied from their open files in stored.
+// Paths were validated (relative, normalized, no ".."); every lookup still
+// goes through openat2 beneath the workspace, so a symlink, FIFO, socket
+// or magic link left by an earlier step is refused, never followed.
+func placeFiles(ws string, uid int, files map[string]File, stored storedFiles) error {
 	if len(files) == 0 {
 		return nil
 	}
@@ -36,14 +38,27 @@ func placeFiles(ws string, uid int, files map[string]File) error {
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		if err := placeFile(root, p, uid, []byte(files[p].Content)); err != nil {
+		fill := func(dst *os.File) error {
+			_, err := io.WriteString(dst, files[p].Content)
+			return err
+		}
+		if id := files[p].FileID; id != "" {
+			src, ok := stored[id]
+			if !ok {
+				return fmt.Errorf("files[%q]: file_id %s was not opened", p, id)
+			}
+			fill = func(dst *os.File) error { return copyStored(dst, src.f, src.size, copyAny) }
+		}
+		if err := placeFile(root, p, uid, fill); err != nil {
 			return fmt.Errorf("files[%q]: %w", p, err)
 		}
 	}
 	return nil
 }
 
-func placeFile(root int, p string, uid int, content []byte) error {
+// placeFile creates or truncates the regular file p beneath root and
+// writes its content with fill.
+func placeFile(root int, p string, uid int, fill func(*os.File) error) error {
 	dir, err := mkdirBeneath(root, p, uid)
 	if err != nil {
 		return err
@@ -73,7 +88,7 @@ func placeFile(root int, p string, uid int, content []byte) error {
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	if _, err := f.Write(content); err != nil {
+	if err := fill(f); err != nil {
 		if errors.Is(err, unix.ENOSPC) {
 			return errors.New("the workspace is full")
 		}
@@ -108,6 +123,10 @@ func mkdirBeneath(root int, p string, uid int) (int, error) {
 			return -1, describe(err)
 		}
 		next, err := unix.Openat2(dir, c, &how)
+		if errors.Is(err, unix.ENOTDIR) && isSymlinkAt(dir, c) {
+			// O_NOFOLLOW|O_DIRECTORY on a symlink says ENOTDIR; say why.
+			err = unix.ELOOP
+		}
 		unix.Close(dir)
 		if err != nil {
 			return -1, describe(err)
@@ -115,6 +134,12 @@ func mkdirBeneath(root int, p string, uid int) (int, error) {
 		dir = next
 	}
 	return dir, nil
+}
+
+// isSymlinkAt reports whether name in dir is a symlink (for messages only).
+func isSymlinkAt(dir int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
 }
 
 // describe turns the errnos of a refused lookup into a reason.
@@ -133,3 +158,64 @@ func describe(err error) error {
 	}
 	return err
 }
+
+// How copyStored may copy, a set of bits; tests pick one at a time.
+const (
+	copyFileRange = 1 << iota // copy_file_range(2): in the kernel, on one filesystem
+	copySendfile              // sendfile(2): in the kernel, across filesystems
+	copyRead                  // pread(2) and write(2)
+
+	copyAny = copyFileRange | copySendfile | copyRead
+)
+
+// copyStored writes the n bytes of src, from its start, at dst's offset.
+// It reads src at explicit offsets and never moves src's own offset, so one
+// open stored file serves any number of placements. The copy stays in the
+// kernel where it can: copy_file_range, else sendfile, else read and write.
+func copyStored(dst, src *os.File, n int64, how int) error {
+	var off int64 // of src; the kernel calls advance dst's offset
+	for _, m := range []int{copyFileRange, copySendfile} {
+		if how&m == 0 {
+			continue
+		}
+		for off < n {
+			var c int
+			var err error
+			chunk := int(min(n-off, 1<<30))
+			if m == copyFileRange {
+				c, err = unix.CopyFileRange(int(src.Fd()), &off, int(dst.Fd()), nil, chunk, 0)
+			} else {
+				c, err = unix.Sendfile(int(dst.Fd()), int(src.Fd()), &off, chunk)
+			}
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case errors.Is(err, unix.EXDEV) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) ||
+				errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EBADF) || errors.Is(err, unix.EPERM):
+				// Not between these files: try the next way from off.
+				c = -1
+			case err != nil:
+				return err
+			case c == 0:
+				return fmt.Errorf("the stored file ended at %d of %d bytes", off, n)
+			}
+			if c < 0 {
+				break
+			}
+		}
+		if off == n {
+			return nil
+		}
+	}
+	if how&copyRead == 0 {
+		return errors.New("no way to copy the stored file")
+	}
+	c, err := io.Copy(onlyWriter{dst}, io.NewSectionReader(src, off, n-off))
+	if err == nil && c != n-off {
+		err = fmt.Errorf("the stored file ended at %d of %d bytes", off+c, n)
+	}
+	return err
+}
+
+// onlyWriter hides dst's ReadFrom so that io.Copy reads and writes.
+type onlyWriter struct{ io.Writer }

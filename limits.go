@@ -212,6 +212,9 @@ type Config struct {
 	AllowedProfiles []Profile
 	// DefaultProfile is used by tasks that name none. Default compile_v2.
 	DefaultProfile Profile
+	// Files is the store file_ids resolve against (File.FileID); nil: any
+	// file_id is file_not_found. The Sandbox does not close it.
+	Files *FileStore
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 }

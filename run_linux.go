@@ -240,13 +240,13 @@ func (rq *request) close() error {
 }
 
 // runStep places the files of every task of the step, then runs its tasks
-// concurrently.
-func (rq *request) runStep(ctx context.Context, step Step) (StepResult, error) {
+// concurrently. stored holds the open stored files of the request.
+func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (StepResult, error) {
 	sr := StepResult{Parallel: step.Parallel, Results: make([]Result, len(step.Tasks))}
 	errs := make([]error, len(step.Tasks))
 	var wg sync.WaitGroup
 	for i, t := range step.Tasks {
-		if err := placeFiles(rq.ws, rq.taskUID, t.Files); err != nil {
+		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 			continue
 		}

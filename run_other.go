@@ -24,6 +24,6 @@ func (*host) newRequest(string, int, int) (*request, error) {
 
 func (*request) close() error { return nil }
 
-func (*request) runStep(context.Context, Step) (StepResult, error) {
+func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
 	return StepResult{}, errors.New("svc runs sandboxes on Linux only")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -118,17 +119,31 @@ func (s *Sandbox) Config() Config { return s.cfg }
 // failures are outcomes in the response; an error means the request was
 // refused or could not be run, and is an *Error with a Code.
 //
+// Before anything runs, Run opens every stored file the tasks refer to
+// (File.FileID) in Config.Files: one that is not stored is file_not_found.
+// The open files serve the whole request, so a file deleted or expired
+// meanwhile is still placed. The files a request places in the workspace
+// must fit in Config.WorkspaceSize, else limits_exceeded: for each path,
+// the largest content placed there, inline or stored, summed over paths
+// (a path placed again by a later step is overwritten, not added).
+//
 // Cancelling ctx kills every task of the request; Run returns only when
 // the request's processes, mounts and cgroups are gone.
 func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
 		return nil, err
 	}
-	if n := req.inlineBytes(); n > s.cfg.WorkspaceSize {
-		return nil, &Error{Code: CodeLimitsExceeded, Msg: fmt.Sprintf("files: %d bytes in all exceed the workspace size of %d bytes", n, s.cfg.WorkspaceSize)}
+	// Inline files first: a request refused for its size opens nothing.
+	if err := s.checkPlacedBytes(req, nil); err != nil {
+		return nil, err
 	}
-	if req.usesFileIDs() {
-		return nil, &Error{Code: CodeFileNotFound, Msg: "file_id: no file store is configured"}
+	stored, err := s.openStored(req)
+	if err != nil {
+		return nil, err
+	}
+	defer stored.close()
+	if err := s.checkPlacedBytes(req, stored); err != nil {
+		return nil, err
 	}
 	width := req.width()
 
@@ -182,7 +197,7 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 			resp.Results[i] = notRun(step, OutcomeNotStarted, skip)
 			continue
 		}
-		sr, err := rq.runStep(rctx, step)
+		sr, err := rq.runStep(rctx, step, stored)
 		if err != nil {
 			return nil, s.runError(ctx, rctx, err)
 		}
@@ -300,30 +315,91 @@ func (r *Request) width() int {
 	return w
 }
 
-// inlineBytes is the size of all inline files of the request.
-func (r *Request) inlineBytes() int64 {
-	var n int64
-	for _, s := range r.Steps {
-		for _, t := range s.Tasks {
-			for _, f := range t.Files {
-				n += int64(len(f.Content))
-			}
-		}
-	}
-	return n
+// storedFile is a stored file a request uses, opened before it runs.
+type storedFile struct {
+	f    *os.File
+	size int64
 }
 
-func (r *Request) usesFileIDs() bool {
-	for _, s := range r.Steps {
-		for _, t := range s.Tasks {
-			for _, f := range t.Files {
-				if f.FileID != "" {
-					return true
+// storedFiles are the stored files of a request by file id. The open
+// files keep their contents readable for the whole request, even when the
+// stored files are deleted or expire meanwhile.
+type storedFiles map[string]storedFile
+
+func (m storedFiles) close() {
+	for _, sf := range m {
+		sf.f.Close()
+	}
+}
+
+// openStored opens every stored file the tasks of req refer to, in request
+// order. A file that is not stored is file_not_found, naming where the
+// first reference to it is.
+func (s *Sandbox) openStored(req *Request) (storedFiles, error) {
+	var m storedFiles
+	for i, step := range req.Steps {
+		sp := indexPath("steps", i)
+		for j, t := range step.Tasks {
+			tp := sp
+			if step.Parallel || len(step.Tasks) != 1 {
+				tp = indexPath(sp, j)
+			}
+			for _, p := range sortedKeys(t.Files) {
+				id := t.Files[p].FileID
+				if id == "" {
+					continue
 				}
+				if _, ok := m[id]; ok {
+					continue
+				}
+				missing := &Error{Code: CodeFileNotFound,
+					Msg: fmt.Sprintf("%s: file_id %s is not stored", keyPath(tp+".files", p), id)}
+				if s.cfg.Files == nil {
+					return nil, missing
+				}
+				f, info, err := s.cfg.Files.Open(id)
+				if err != nil {
+					m.close()
+					if CodeOf(err) == CodeNotFound {
+						return nil, missing
+					}
+					return nil, err
+				}
+				if m == nil {
+					m = make(storedFiles)
+				}
+				m[id] = storedFile{f: f, size: info.Size}
 			}
 		}
 	}
-	return false
+	return m, nil
+}
+
+// checkPlacedBytes refuses a request whose files do not fit in the
+// workspace: for each path the largest content placed there, summed over
+// paths. Stored files missing from stored count as empty.
+func (s *Sandbox) checkPlacedBytes(req *Request, stored storedFiles) error {
+	largest := make(map[string]int64)
+	for _, step := range req.Steps {
+		for _, t := range step.Tasks {
+			for p, f := range t.Files {
+				n := int64(len(f.Content))
+				if f.FileID != "" {
+					n = stored[f.FileID].size
+				}
+				largest[p] = max(largest[p], n)
+			}
+		}
+	}
+	var n int64
+	for _, v := range largest {
+		n += v
+	}
+	if n > s.cfg.WorkspaceSize {
+		return &Error{Code: CodeLimitsExceeded,
+			Msg: fmt.Sprintf("files: %d bytes in all exceed the workspace size of %d bytes", n, s.cfg.WorkspaceSize)}
+	}
+	return nil
 }
 
 var (
