@@ -248,9 +248,13 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 	for i, t := range step.Tasks {
 		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
-			continue
 		}
-		wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
+	}
+	// Only once every file is in place does any task of the step start.
+	for i, t := range step.Tasks {
+		if sr.Results[i].Outcome == "" {
+			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
+		}
 	}
 	wg.Wait()
 	return sr, errors.Join(errs...)

@@ -187,8 +187,20 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 	var wg sync.WaitGroup
 	var started atomic.Int64 // unix nanoseconds when the task process existed
 	started.Store(time.Now().UnixNano())
+	// The wall clock of a task runs from the moment its process exists;
+	// until then the timer bounds the sandbox's setup.
+	var wall *time.Timer
+	if t.WallTimeout > 0 {
+		wall = time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
+		defer wall.Stop()
+	}
 	wg.Go(func() {
-		rep, err := initproc.ReadReport(statR, func() { started.Store(time.Now().UnixNano()) })
+		rep, err := initproc.ReadReport(statR, func() {
+			started.Store(time.Now().UnixNano())
+			if wall != nil {
+				wall.Reset(t.WallTimeout)
+			}
+		})
 		if err != nil && rep.SetupError == "" {
 			rep.SetupError = err.Error()
 		}
@@ -206,10 +218,6 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 
 	done := make(chan struct{})
 	var watch sync.WaitGroup
-	if t.WallTimeout > 0 {
-		timer := time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
-		defer timer.Stop()
-	}
 	if t.CPULimit > 0 && t.CPUUsage != nil {
 		watch.Go(func() { watchCPU(t, done, func() { k.kill(killCPU) }) })
 	}

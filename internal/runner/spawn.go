@@ -10,8 +10,8 @@ import (
 )
 
 // Sandboxes are started from a few OS threads reserved for it. Each clears
-// its own supplementary groups (a per-thread credential, so the rest of the
-// process keeps its groups): a child cloned into a new user namespace
+// its own supplementary groups before every clone (a per-thread
+// credential, so the rest of the process keeps its groups): a child cloned into a new user namespace
 // keeps the groups of the thread that cloned it, and with setgroups denied
 // in that namespace it could never drop them, so a task would hold the
 // host's group 0. The threads also never exit, so Pdeathsig, which fires
@@ -50,13 +50,12 @@ func startProcess(path string, argv []string, attr *os.ProcAttr) (*os.Process, e
 
 func spawnLoop() {
 	runtime.LockOSThread() // never unlocked: this thread's credentials differ
-	var setupErr error
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-		setupErr = fmt.Errorf("clear supplementary groups of the spawning thread: %w", e)
-	}
 	for req := range spawnCh {
-		if setupErr != nil {
-			req.done <- spawnResult{err: setupErr}
+		// Cleared before every clone: a process-wide setgroups by the
+		// embedding program (glibc applies it to every thread) must not
+		// hand the groups back to sandboxes.
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			req.done <- spawnResult{err: fmt.Errorf("clear supplementary groups of the spawning thread: %w", e)}
 			continue
 		}
 		p, err := os.StartProcess(req.path, req.argv, req.attr)
