@@ -1,7 +1,44 @@
-// Package seccomp holds the sandbox profiles as data and compiles them to
-// BPF programs installed by the child side right before execve.
+// Package seccomp holds the sandbox's system-call profiles as data and
+// compiles them with libseccomp to the BPF programs that the child side
+// (internal/initproc) installs last, right before execve.
+//
+// # Profiles
+//
+// Four profiles (spec 2.1, 9), chosen per task:
+//
+//	            unlisted call   processes, sockets
+//	compile_v2  ENOSYS          fork, vfork, clone without CLONE_NEW*; AF_UNIX, AF_INET, AF_INET6, socketpair
+//	native_v2   ENOSYS          threads only (clone with CLONE_THREAD|CLONE_VM); fork, vfork, socket, socketpair kill
+//	compile_v1  allowed         as compile_v2, any socket family
+//	native_v1   allowed         as native_v2
+//
+// In every profile the dangerous set ([Dangerous]: namespaces and mounts,
+// ptrace and other processes' memory, bpf, perf, userfaultfd, io_uring,
+// keys, kexec and modules, reboot, swap, acct, quotas, syslog, file
+// handles, fanotify), clone with any CLONE_NEW* flag, every call of another
+// architecture (int 0x80 on x86_64) and every x32 call kill the whole task
+// with SIGSYS (SECCOMP_RET_KILL_PROCESS: no handler runs). clone3 fails
+// with ENOSYS in every profile: its flags are in memory a filter cannot
+// read, and libc and the Go runtime fall back to clone, whose flags the
+// rules check. The child itself needs execve, write and exit_group after
+// the filter (its PATH search), which every profile allows.
+//
+// # Allowlists
+//
+// The v2 allowlists are measured, not guessed: the files
+// allow_compile_v2.txt and allow_native_v2.txt (embedded; format in
+// [Table]) are checked and rewritten by the trace tool, which runs real
+// toolchains and programs under strace:
+//
+//	go run ./internal/seccomp/trace [-v] [-write]
+//
+// # Building
+//
+// [Program] compiles a profile once per process with libseccomp
+// (default action, rules, KILL_PROCESS for a bad architecture, no
+// no_new_privs bit since the child sets it) and returns the raw
+// struct sock_filter array. [Profile], [Rule] and [Table] are plain data;
+// the package's tests run the compiled programs on a BPF interpreter, and
+// the module's seccomp_test.go runs hostile probes and toolchains under
+// them on the kernel.
 package seccomp
-
-// Program returns the BPF program (raw struct sock_filter[]) of the named
-// profile. Placeholder until the profiles land: it returns no program.
-func Program(profile string) ([]byte, error) { return nil, nil }

@@ -1,0 +1,272 @@
+package seccomp
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// The profile names (spec 2.1, 9).
+const (
+	CompileV2 = "compile_v2"
+	NativeV2  = "native_v2"
+	CompileV1 = "compile_v1"
+	NativeV1  = "native_v1"
+)
+
+// Action is what a filter does with a system call.
+type Action int
+
+// The actions of the profiles.
+const (
+	// Allow lets the call through.
+	Allow Action = iota
+	// ENOSYS fails the call with ENOSYS; the task goes on. libc and the
+	// Go runtime treat ENOSYS as "this kernel lacks the call" and fall
+	// back (clone3 to clone, for instance).
+	ENOSYS
+	// Kill kills the whole task with SIGSYS (SECCOMP_RET_KILL_PROCESS): no
+	// handler runs, every thread dies.
+	Kill
+)
+
+func (a Action) String() string {
+	switch a {
+	case Allow:
+		return "allow"
+	case ENOSYS:
+		return "ENOSYS"
+	case Kill:
+		return "kill"
+	}
+	return fmt.Sprintf("Action(%d)", int(a))
+}
+
+// Cond is a condition on the first argument: (arg0 & Mask) == Value.
+// Masks stay within the low 32 bits, like the kernel, which reads the clone
+// flags and socket domains these conditions test as 32-bit values: high
+// bits a caller sets cannot steer a call past a rule.
+type Cond struct {
+	Mask, Value uint64
+}
+
+// Rule gives the action for a system call, when its condition (if any)
+// holds. Several rules for one call are alternatives; the rules of a call
+// must never overlap with different actions. A call no rule matches gets the
+// profile's default (allowlisted calls are Allow rules).
+type Rule struct {
+	Syscall string
+	Action  Action
+	Arg0    *Cond
+}
+
+// Profile is one system-call policy, as data; Build turns it into a
+// filter. The profiles Lookup returns are shared: read them from any
+// goroutine, never modify them.
+type Profile struct {
+	Name string
+	// Default is the action for calls that no rule matches: ENOSYS for an
+	// allowlist (v2), Allow for a denylist (v1).
+	Default Action
+	// Rules of the profile: the dangerous set, the process and socket
+	// rules, and for v2 the allowlist table.
+	Rules []Rule
+	// Table is the allowlist of a v2 profile, as read from its file; nil
+	// for v1.
+	Table *Table
+}
+
+// Dangerous is the set killed in every profile (the "dangerous set" of the
+// profiles' issue), grouped by what it reaches.
+var Dangerous = []Group{
+	{Comment: []string{"Namespaces and mounts: a task stays in the namespaces and the root it was given."},
+		Names: names("unshare", "setns", "mount", "umount2", "pivot_root", "chroot",
+			"fsopen", "fsmount", "fsconfig", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr")},
+	{Comment: []string{"Other processes' memory, files and state."},
+		Names: names("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd")},
+	{Comment: []string{"Large kernel attack surfaces: BPF, perf, userfaultfd, io_uring."},
+		Names: names("bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register")},
+	{Comment: []string{"Kernel keyrings."},
+		Names: names("keyctl", "add_key", "request_key")},
+	{Comment: []string{"Administration of the machine: kexec, modules, reboot, swap, accounting, quotas, the kernel log."},
+		Names: names("kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+			"swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog")},
+	{Comment: []string{"File handles (open any inode by handle) and filesystem-wide notification."},
+		Names: names("name_to_handle_at", "open_by_handle_at", "fanotify_init")},
+}
+
+// Clone flags and socket domains the rules test (linux/sched.h, socket.h).
+const (
+	cloneVM     = 0x00000100
+	cloneThread = 0x00010000
+	// Every CLONE_NEW* flag clone(2) reads. CLONE_NEWTIME (0x80) is
+	// not among them: in clone(2) that bit is part of the exit signal,
+	// and only clone3, which every profile refuses, takes it.
+	cloneNewNS     = 0x00020000
+	cloneNewCgroup = 0x02000000
+	cloneNewUTS    = 0x04000000
+	cloneNewIPC    = 0x08000000
+	cloneNewUser   = 0x10000000
+	cloneNewPID    = 0x20000000
+	cloneNewNet    = 0x40000000
+	cloneNewAny    = cloneNewNS | cloneNewCgroup | cloneNewUTS | cloneNewIPC | cloneNewUser | cloneNewPID | cloneNewNet
+
+	afUnix  = 1
+	afInet  = 2
+	afInet6 = 10
+)
+
+// commonRules are in every profile.
+func commonRules() []Rule {
+	var r []Rule
+	for _, g := range Dangerous {
+		for _, n := range g.Names {
+			r = append(r, Rule{Syscall: n.Syscall, Action: Kill})
+		}
+	}
+	// clone with any namespace flag: one rule per flag, since a
+	// condition can only test for equality under a mask.
+	for _, f := range []uint64{cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewIPC, cloneNewUser, cloneNewPID, cloneNewNet} {
+		r = append(r, Rule{Syscall: "clone", Action: Kill, Arg0: &Cond{Mask: f, Value: f}})
+	}
+	// clone3 passes its flags in memory a filter cannot read: refuse it,
+	// and libc falls back to clone, whose flags the rules check.
+	r = append(r, Rule{Syscall: "clone3", Action: ENOSYS})
+	return r
+}
+
+// compileRules: compilers, interpreters and build tools may create
+// processes (clone without namespace flags) and sockets of the families a
+// toolchain uses; the network namespace is empty, so INET reaches nothing
+// but loopback. Under v1 the Allow rules are the default, and dropped.
+func compileRules() []Rule {
+	r := []Rule{
+		{Syscall: "fork", Action: Allow},
+		{Syscall: "vfork", Action: Allow},
+		{Syscall: "clone", Action: Allow, Arg0: &Cond{Mask: cloneNewAny, Value: 0}},
+		{Syscall: "socketpair", Action: Allow},
+	}
+	for _, af := range []uint64{afUnix, afInet, afInet6} {
+		r = append(r, Rule{Syscall: "socket", Action: Allow, Arg0: &Cond{Mask: 0xffffffff, Value: af}})
+	}
+	return r
+}
+
+// nativeRules: a compiled submission makes no processes and no sockets;
+// it may make threads (CLONE_THREAD|CLONE_VM, no namespace flag).
+func nativeRules() []Rule {
+	return []Rule{
+		{Syscall: "fork", Action: Kill},
+		{Syscall: "vfork", Action: Kill},
+		{Syscall: "socket", Action: Kill},
+		{Syscall: "socketpair", Action: Kill},
+		{Syscall: "clone", Action: Allow, Arg0: &Cond{Mask: cloneThread | cloneVM | cloneNewAny, Value: cloneThread | cloneVM}},
+		{Syscall: "clone", Action: Kill, Arg0: &Cond{Mask: cloneThread, Value: 0}},
+		{Syscall: "clone", Action: Kill, Arg0: &Cond{Mask: cloneVM, Value: 0}},
+	}
+}
+
+// Ruled returns the calls the rules of a profile kind decide, which an
+// allowlist table must not name: the conditional and process calls.
+func Ruled() []string {
+	return []string{"clone", "clone3", "fork", "vfork", "socket", "socketpair"}
+}
+
+//go:embed allow_compile_v2.txt allow_native_v2.txt
+var tables embed.FS
+
+// TableFile is the file, in this package's directory, holding the
+// allowlist of a v2 profile.
+func TableFile(profile string) string { return "allow_" + profile + ".txt" }
+
+var profiles = sync.OnceValues(func() (map[string]*Profile, error) {
+	m := make(map[string]*Profile)
+	for _, p := range []struct {
+		name      string
+		allowlist bool
+		compile   bool
+	}{
+		{CompileV2, true, true}, {NativeV2, true, false},
+		{CompileV1, false, true}, {NativeV1, false, false},
+	} {
+		prof := &Profile{Name: p.name, Default: Allow, Rules: commonRules()}
+		if p.compile {
+			prof.Rules = append(prof.Rules, compileRules()...)
+		} else {
+			prof.Rules = append(prof.Rules, nativeRules()...)
+		}
+		if p.allowlist {
+			prof.Default = ENOSYS
+			f, err := tables.Open(TableFile(p.name))
+			if err != nil {
+				return nil, err
+			}
+			prof.Table, err = ParseTable(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", TableFile(p.name), err)
+			}
+			for _, n := range prof.Table.Syscalls() {
+				prof.Rules = append(prof.Rules, Rule{Syscall: n, Action: Allow})
+			}
+		}
+		// A rule that says what the default says is no rule (v1's
+		// Allow rules).
+		prof.Rules = slices.DeleteFunc(prof.Rules, func(r Rule) bool { return r.Action == prof.Default })
+		m[p.name] = prof
+	}
+	return m, nil
+})
+
+// Names returns the profile names, v2 first.
+func Names() []string { return []string{CompileV2, NativeV2, CompileV1, NativeV1} }
+
+// Lookup returns the named profile. The Profile is shared: do not modify it.
+func Lookup(name string) (*Profile, error) {
+	m, err := profiles()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := m[name]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: unknown profile %q (known: %v)", name, Names())
+	}
+	return p, nil
+}
+
+// Syscalls returns the calls of the profile's rules, sorted, without
+// duplicates.
+func (p *Profile) Syscalls() []string {
+	var s []string
+	for _, r := range p.Rules {
+		s = append(s, r.Syscall)
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// Allowed returns the calls the profile lets through in some case: the
+// allowlist and the calls allowed by a rule (with or without a condition).
+// For a v1 profile it is nil: everything not killed is allowed.
+func (p *Profile) Allowed() []string {
+	if p.Default == Allow {
+		return nil
+	}
+	var s []string
+	for _, r := range p.Rules {
+		if r.Action == Allow {
+			s = append(s, r.Syscall)
+		}
+	}
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func names(s ...string) []Name {
+	n := make([]Name, len(s))
+	for i, x := range s {
+		n[i] = Name{Syscall: x}
+	}
+	return n
+}

@@ -1,0 +1,148 @@
+package seccomp
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// Program returns the BPF program of the named profile: the raw
+// struct sock_filter array that seccomp(SECCOMP_SET_MODE_FILTER) takes.
+// Each profile is compiled once per process; Program is safe for
+// concurrent use and returns a fresh copy each time. An unknown profile
+// is an error.
+func Program(profile string) ([]byte, error) {
+	build, ok := programs[profile]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: unknown profile %q (known: %v)", profile, Names())
+	}
+	prog, err := build()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), prog...), nil
+}
+
+// programs compiles each profile on first use.
+var programs = func() map[string]func() ([]byte, error) {
+	m := make(map[string]func() ([]byte, error))
+	for _, name := range Names() {
+		m[name] = sync.OnceValues(func() ([]byte, error) {
+			p, err := Lookup(name)
+			if err != nil {
+				return nil, err
+			}
+			return Build(p)
+		})
+	}
+	return m
+}()
+
+// newer are calls newer than the libseccomp this package may be built
+// against (2.5.4, in Debian 12, names the calls up to Linux 6.7), by number.
+var newer = map[string]int{
+	"open_tree_attr": unix.SYS_OPEN_TREE_ATTR,
+}
+
+// Resolve returns the number of a system call on the native architecture.
+func Resolve(name string) (libseccomp.ScmpSyscall, error) {
+	if nr, ok := newer[name]; ok {
+		return libseccomp.ScmpSyscall(nr), nil
+	}
+	s, err := libseccomp.GetSyscallFromName(name)
+	if err != nil {
+		return 0, fmt.Errorf("seccomp: system call %q: %w", name, err)
+	}
+	return s, nil
+}
+
+// buildMu serializes filter builds: libseccomp keeps no global state a
+// build changes, but nothing promises that either.
+var buildMu sync.Mutex
+
+// Build compiles a profile with libseccomp to a BPF program for the native
+// architecture only. Another architecture's calls (int 0x80 on x86_64,
+// AUDIT_ARCH_I386) fail the architecture check, and libseccomp sends x32
+// calls (number with bit 0x40000000 set, on the x86_64 architecture token)
+// to the same bad-architecture action when x32 is not in the filter: both
+// kill the task. The filter does not set no_new_privs; the child does.
+func Build(p *Profile) ([]byte, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	def := action(p.Default)
+	f, err := libseccomp.NewFilter(def)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %s: new filter: %w", p.Name, err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp: %s: bad arch action: %w", p.Name, err)
+	}
+	if err := f.SetNoNewPrivsBit(false); err != nil {
+		return nil, fmt.Errorf("seccomp: %s: no_new_privs bit: %w", p.Name, err)
+	}
+	for _, r := range p.Rules {
+		// A rule that says what the default says adds nothing, and
+		// libseccomp refuses it.
+		if r.Action == p.Default {
+			continue
+		}
+		sys, err := Resolve(r.Syscall)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: %s: %w", p.Name, err)
+		}
+		if r.Arg0 == nil {
+			err = f.AddRule(sys, action(r.Action))
+		} else {
+			var c libseccomp.ScmpCondition
+			c, err = libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, r.Arg0.Mask, r.Arg0.Value)
+			if err == nil {
+				err = f.AddRuleConditional(sys, action(r.Action), []libseccomp.ScmpCondition{c})
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: %s: rule %s %s: %w", p.Name, r.Syscall, r.Action, err)
+		}
+	}
+	return export(f)
+}
+
+func action(a Action) libseccomp.ScmpAction {
+	switch a {
+	case Allow:
+		return libseccomp.ActAllow
+	case ENOSYS:
+		return libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+	default:
+		return libseccomp.ActKillProcess
+	}
+}
+
+// export returns the filter's BPF program, written through a memfd
+// (libseccomp 2.5 exports only to a file descriptor).
+func export(f *libseccomp.ScmpFilter) ([]byte, error) {
+	fd, err := unix.MemfdCreate("seccomp-bpf", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: memfd: %w", err)
+	}
+	file := os.NewFile(uintptr(fd), "seccomp-bpf")
+	defer file.Close()
+	if err := f.ExportBPF(file); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if _, err := file.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	prog, err := io.ReadAll(file)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if len(prog) == 0 || len(prog)%8 != 0 {
+		return nil, fmt.Errorf("seccomp: export: %d bytes is not a BPF program", len(prog))
+	}
+	return prog, nil
+}

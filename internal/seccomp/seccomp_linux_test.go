@@ -1,0 +1,300 @@
+package seccomp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The programs are run here on an interpreter of classic BPF over struct
+// seccomp_data, so the profiles' decisions are tested without a sandbox;
+// seccomp_test.go at the module root tests them on the kernel.
+
+const (
+	auditArchX8664 = 0xc000003e
+	auditArchI386  = 0x40000003
+	auditArchARM64 = 0xc00000b7
+	x32Bit         = 0x40000000
+
+	retKillProcess = 0x80000000
+	retErrno       = 0x00050000
+	retAllow       = 0x7fff0000
+)
+
+type call struct {
+	arch uint32
+	nr   int32
+	args [6]uint64
+}
+
+// run interprets prog (struct sock_filter[]) on the call's seccomp_data.
+func run(t *testing.T, prog []byte, c call) uint32 {
+	t.Helper()
+	var data [64]byte
+	binary.LittleEndian.PutUint32(data[0:], uint32(c.nr))
+	binary.LittleEndian.PutUint32(data[4:], c.arch)
+	for i, a := range c.args {
+		binary.LittleEndian.PutUint64(data[16+8*i:], a)
+	}
+	var a, x uint32
+	var mem [16]uint32
+	n := len(prog) / 8
+	for pc := 0; pc < n; pc++ {
+		ins := prog[8*pc:]
+		code := binary.LittleEndian.Uint16(ins)
+		jt, jf := int(ins[2]), int(ins[3])
+		k := binary.LittleEndian.Uint32(ins[4:])
+		src := k
+		if code&0x08 != 0 {
+			src = x
+		}
+		switch code {
+		case 0x20: // ld [k]
+			if k%4 != 0 || k+4 > uint32(len(data)) {
+				t.Fatalf("pc %d: load at %d", pc, k)
+			}
+			a = binary.LittleEndian.Uint32(data[k:])
+		case 0x00: // ld #k
+			a = k
+		case 0x01: // ldx #k
+			x = k
+		case 0x60: // ld M[k]
+			a = mem[k]
+		case 0x61: // ldx M[k]
+			x = mem[k]
+		case 0x02: // st M[k]
+			mem[k] = a
+		case 0x03: // stx M[k]
+			mem[k] = x
+		case 0x04, 0x0c:
+			a += src
+		case 0x14, 0x1c:
+			a -= src
+		case 0x44, 0x4c:
+			a |= src
+		case 0x54, 0x5c:
+			a &= src
+		case 0x64, 0x6c:
+			a <<= src
+		case 0x74, 0x7c:
+			a >>= src
+		case 0xa4, 0xac:
+			a ^= src
+		case 0x05: // ja
+			pc += int(k)
+		case 0x15, 0x1d, 0x25, 0x2d, 0x35, 0x3d, 0x45, 0x4d:
+			var ok bool
+			switch code & 0xf0 {
+			case 0x10:
+				ok = a == src
+			case 0x20:
+				ok = a > src
+			case 0x30:
+				ok = a >= src
+			case 0x40:
+				ok = a&src != 0
+			}
+			if ok {
+				pc += jt
+			} else {
+				pc += jf
+			}
+		case 0x06: // ret #k
+			return k
+		case 0x16: // ret a
+			return a
+		case 0x07: // tax
+			x = a
+		case 0x87: // txa
+			a = x
+		default:
+			t.Fatalf("pc %d: opcode %#x not interpreted", pc, code)
+		}
+	}
+	t.Fatal("program ran off its end")
+	return 0
+}
+
+func nr(t *testing.T, name string) int32 {
+	t.Helper()
+	s, err := Resolve(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int32(s)
+}
+
+func want(a Action) uint32 {
+	switch a {
+	case Allow:
+		return retAllow
+	case ENOSYS:
+		return retErrno | uint32(unix.ENOSYS)
+	}
+	return retKillProcess
+}
+
+// pick returns the action for the profile from per-kind answers.
+func pick(profile string, compileV2, nativeV2, compileV1, nativeV1 Action) Action {
+	return map[string]Action{CompileV2: compileV2, NativeV2: nativeV2, CompileV1: compileV1, NativeV1: nativeV1}[profile]
+}
+
+func TestProgram(t *testing.T) {
+	for _, name := range Names() {
+		prog, err := Program(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(prog) == 0 || len(prog)%8 != 0 || len(prog)/8 > unix.BPF_MAXINSNS {
+			t.Fatalf("%s: %d bytes", name, len(prog))
+		}
+		t.Logf("%s: %d instructions", name, len(prog)/8)
+		again, _ := Program(name)
+		if !bytes.Equal(prog, again) {
+			t.Errorf("%s: a second Program differs", name)
+		}
+		prog[0] ^= 0xff // a copy: the cache is not changed
+		if again2, _ := Program(name); !bytes.Equal(again, again2) {
+			t.Errorf("%s: Program returned the cached slice", name)
+		}
+	}
+	if _, err := Program("native_v3"); err == nil {
+		t.Error("unknown profile: no error")
+	}
+	if _, err := Program(""); err == nil {
+		t.Error("empty profile: no error")
+	}
+}
+
+func TestProgramConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for range 8 {
+		for _, name := range Names() {
+			wg.Go(func() {
+				if _, err := Program(name); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+func TestResolveAll(t *testing.T) {
+	for _, name := range Names() {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Syscalls() {
+			if _, err := Resolve(s); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// TestDecisions runs each profile's program on the calls the profiles are
+// about.
+func TestDecisions(t *testing.T) {
+	const (
+		cloneThreadFlags = 0x003d0f00 // glibc's pthread_create: VM FS FILES SIGHAND THREAD SYSVSEM SETTLS PARENT_SETTID CHILD_CLEARTID
+		goThreadFlags    = 0x00050f00 // the Go runtime's newosproc
+		forkFlags        = 0x01200011 // glibc's fork: CHILD_SETTID CHILD_CLEARTID SIGCHLD
+		vforkFlags       = 0x00004111 // posix_spawn: VM VFORK SIGCHLD
+	)
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			prog, err := Program(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, _ := Lookup(name)
+			v2 := p.Default == ENOSYS
+			check := func(desc string, c call, a Action) {
+				t.Helper()
+				if got := run(t, prog, c); got != want(a) {
+					t.Errorf("%s: got %#x, want %v (%#x)", desc, got, a, want(a))
+				}
+			}
+			sys := func(s string, args ...uint64) call {
+				c := call{arch: auditArchX8664, nr: nr(t, s)}
+				copy(c.args[:], args)
+				return c
+			}
+
+			// The dangerous set, in every profile, whatever the
+			// arguments.
+			for _, g := range Dangerous {
+				for _, n := range g.Names {
+					check(n.Syscall, sys(n.Syscall), Kill)
+					check(n.Syscall+" with args", sys(n.Syscall, 1, 2, 3, 4, 5, 6), Kill)
+				}
+			}
+			// Other architectures and the x32 ABI.
+			check("x32 getpid", call{arch: auditArchX8664, nr: x32Bit | nr(t, "getpid")}, Kill)
+			check("x32 write", call{arch: auditArchX8664, nr: x32Bit | 1}, Kill)
+			check("x32 execve", call{arch: auditArchX8664, nr: x32Bit | 520}, Kill)
+			check("i386 getpid (int 0x80)", call{arch: auditArchI386, nr: 20}, Kill)
+			check("i386 write", call{arch: auditArchI386, nr: 4}, Kill)
+			check("arm64 getpid", call{arch: auditArchARM64, nr: 172}, Kill)
+			// Numbers outside every table: the default.
+			check("number 1000", call{arch: auditArchX8664, nr: 1000}, p.Default)
+			check("number -1", call{arch: auditArchX8664, nr: -1}, p.Default)
+
+			// What the child needs after the filter, in every profile.
+			for _, s := range []string{"execve", "write", "exit_group"} {
+				check(s, sys(s), Allow)
+			}
+			// The allowlist; a harmless call on neither list.
+			for _, s := range p.Allowed() {
+				if s != "clone" && s != "socket" {
+					check(s, sys(s), Allow)
+				}
+			}
+			check("getpriority (unlisted)", sys("getpriority"), p.Default)
+			check("clone3", sys("clone3"), ENOSYS)
+
+			// Processes.
+			proc := pick(name, Allow, Kill, Allow, Kill)
+			check("fork", sys("fork"), proc)
+			check("vfork", sys("vfork"), proc)
+			check("clone (fork)", sys("clone", forkFlags), proc)
+			check("clone (posix_spawn)", sys("clone", vforkFlags), proc)
+			check("clone (CLONE_VM only)", sys("clone", 0x100|0x11), proc)
+			check("clone (CLONE_THREAD without CLONE_VM)", sys("clone", 0x10000), proc)
+			check("clone (pthread)", sys("clone", cloneThreadFlags), Allow)
+			check("clone (go thread)", sys("clone", goThreadFlags), Allow)
+			check("clone (pthread, high bits set)", sys("clone", 0xffffffff00000000|cloneThreadFlags), Allow)
+			for _, ns := range []uint64{cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewIPC, cloneNewUser, cloneNewPID, cloneNewNet} {
+				check(fmt.Sprintf("clone (fork|%#x)", ns), sys("clone", forkFlags|ns), Kill)
+				check(fmt.Sprintf("clone (pthread|%#x)", ns), sys("clone", cloneThreadFlags|ns), Kill)
+				check(fmt.Sprintf("clone (%#x, high bits)", ns), sys("clone", 0xffffffff00000000|ns|0x11), Kill)
+			}
+			// clone(2) ignores bit 0x80 (CLONE_NEWTIME elsewhere): it is
+			// part of the exit signal.
+			check("clone (fork|0x80)", sys("clone", forkFlags|0x80), proc)
+
+			// Sockets.
+			for _, af := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6} {
+				check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+				check(fmt.Sprintf("socket(%d), high bits", af), sys("socket", 1<<40|af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+			}
+			for _, af := range []uint64{unix.AF_NETLINK, unix.AF_PACKET, unix.AF_VSOCK, unix.AF_ALG, 0} {
+				other := pick(name, ENOSYS, Kill, Allow, Kill)
+				check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_RAW), other)
+			}
+			check("socketpair", sys("socketpair", unix.AF_UNIX, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+
+			if !v2 {
+				// A denylist lets through what it does not name.
+				check("uname", sys("uname"), Allow)
+				check("io_setup", sys("io_setup"), Allow)
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+module gohello
+
+go 1.26
