@@ -1,14 +1,21 @@
 // Command svc runs untrusted programs in Linux sandboxes.
 //
+//	svc serve [flags]              serve the HTTP API (API.md)
 //	svc run [flags] request.json   run one request locally, print the response
 //
-// The request is the body of POST /execute: an envelope {"steps": [...]} or
-// a bare array of steps.
+// Every setting is an environment variable and the same as a flag in kebab
+// case (MAX_CONCURRENCY, --max-concurrency); a flag wins over the
+// environment, the environment over a --config file of KEY=VALUE lines.
+// svc serve --help lists them all with their defaults.
+//
+// The request of svc run is the body of POST /execute: an envelope
+// {"steps": [...]} or a bare array of steps.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +35,8 @@ func main() {
 	}
 	var err error
 	switch os.Args[1] {
+	case "serve":
+		err = serveCmd(os.Args[2:], os.Stderr)
 	case "run":
 		err = runCmd(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
@@ -38,6 +47,9 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "svc:", err)
 		os.Exit(1)
@@ -46,6 +58,7 @@ func main() {
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
+  svc serve [flags]              serve the HTTP API ("svc serve --help" lists the settings)
   svc run [flags] request.json   run one request locally and print the response JSON
                                  ("-" reads the request from standard input)
 `)
@@ -61,10 +74,11 @@ func runCmd(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var cfg svc.Config
-	if err := settings.apply(fs, &cfg); err != nil {
+	var o options
+	if err := settings.apply(fs, &o); err != nil {
 		return err
 	}
+	cfg := o.Config
 	if fs.NArg() != 1 {
 		return fmt.Errorf("run: want one request file, got %d arguments", fs.NArg())
 	}

@@ -20,7 +20,7 @@ func TestRunExample(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	var out bytes.Buffer
-	if err := runCmd([]string{"--state-dir", dir, "../../examples/hello.json"}, &out); err != nil {
+	if err := runCmd([]string{"--state-dir", dir, "--sandbox-uid-base", testUIDBase(), "../../examples/hello.json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var resp svc.Response

@@ -3,7 +3,11 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,12 +19,38 @@ import (
 
 // A setting is one configuration value of API.md: an environment variable
 // and the same as a flag in kebab case; a flag wins over the environment,
-// the environment over a --config file.
+// the environment over a --config file, and that over the default.
+//
+// A setting whose default is "true" or "false" is a boolean: its flag
+// alone (--no-auth) means true.
 type setting struct {
 	env  string
-	def  string // shown in --help; "" when computed
+	def  string // the default, applied first and shown in --help; "" when computed
 	help string
-	set  func(c *svc.Config, v string) error
+	set  func(o *options, v string) error
+}
+
+// options are what the settings set: the library's Config and the
+// server's own settings.
+type options struct {
+	svc.Config
+
+	listen          string
+	apiKeys         []string // API_KEYS
+	apiKeysFile     []string // the keys of API_KEYS_FILE
+	noAuth          bool
+	rateLimit       int
+	fileStoreDir    string // "": <state dir>/files
+	fileStoreMax    int64
+	fileTTL         time.Duration
+	maxUploads      int
+	cacheEnabled    bool
+	cacheURL        *url.URL // nil: dir://<state dir>/cache
+	cacheTTL        time.Duration
+	cacheNamespace  string
+	shutdownTimeout time.Duration
+	imageID         string   // "": detected
+	toolchains      []string // nil: detected
 }
 
 // flagName is the kebab-case flag of an environment name.
@@ -28,90 +58,261 @@ func (s setting) flagName() string {
 	return strings.ReplaceAll(strings.ToLower(s.env), "_", "-")
 }
 
-func sizeSetting(env, def, help string, field func(*svc.Config) *int64) setting {
-	return setting{env, def, help, func(c *svc.Config, v string) error {
+func (s setting) boolean() bool { return s.def == "true" || s.def == "false" }
+
+func sizeSetting(env, def, help string, min int64, field func(*options) *int64) setting {
+	return setting{env, def, help, func(o *options, v string) error {
 		n, err := parseSize(v)
 		if err != nil {
 			return err
 		}
-		*field(c) = n
+		if n < min {
+			return fmt.Errorf("want at least %d bytes, got %q", min, v)
+		}
+		*field(o) = n
 		return nil
 	}}
 }
 
-func intSetting(env, def, help string, field func(*svc.Config) *int) setting {
-	return setting{env, def, help, func(c *svc.Config, v string) error {
+func intSetting(env, def, help string, field func(*options) *int) setting {
+	return setting{env, def, help, func(o *options, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("want a positive whole number, got %q", v)
 		}
-		*field(c) = n
+		*field(o) = n
 		return nil
 	}}
 }
 
-func msSetting(env, def, help string, field func(*svc.Config) *time.Duration) setting {
-	return setting{env, def, help, func(c *svc.Config, v string) error {
+func durationSetting(env, def, help string, unit time.Duration, field func(*options) *time.Duration) setting {
+	name := map[time.Duration]string{time.Millisecond: "milliseconds", time.Second: "seconds"}[unit]
+	return setting{env, def, help, func(o *options, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive whole number of milliseconds, got %q", v)
+		if err != nil || n <= 0 || n > int64(1<<62)/int64(unit) {
+			return fmt.Errorf("want a positive whole number of %s, got %q", name, v)
 		}
-		*field(c) = time.Duration(n) * time.Millisecond
+		*field(o) = time.Duration(n) * unit
 		return nil
 	}}
+}
+
+func boolSetting(env, def, help string, field func(*options) *bool) setting {
+	return setting{env, def, help, func(o *options, v string) error {
+		switch v {
+		case "true", "1":
+			*field(o) = true
+		case "false", "0":
+			*field(o) = false
+		default:
+			return fmt.Errorf("want true, false, 1 or 0, got %q", v)
+		}
+		return nil
+	}}
+}
+
+func stringSetting(env, def, help string, field func(*options) *string) setting {
+	return setting{env, def, help, func(o *options, v string) error {
+		if v == "" {
+			return fmt.Errorf("want a value")
+		}
+		*field(o) = v
+		return nil
+	}}
+}
+
+// list splits a comma-separated value, dropping empty items.
+func list(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func profile(v string) (svc.Profile, error) {
+	p := svc.Profile(v)
+	if !slices.Contains(svc.Profiles(), p) {
+		return "", fmt.Errorf("unknown profile %q; known: %v", v, svc.Profiles())
+	}
+	return p, nil
 }
 
 // librarySettings configure the sandbox itself (svc.Config).
 var librarySettings = []setting{
-	sizeSetting("MEMORY_MAX", "256MiB", "memory per task (swap 0)", func(c *svc.Config) *int64 { return &c.Limits.MemoryMax }),
-	setting{"PIDS_MAX", "64", "processes and threads per task", func(c *svc.Config, v string) error {
+	sizeSetting("MEMORY_MAX", "256MiB", "memory per task (swap 0)", 4*svc.MiB, func(o *options) *int64 { return &o.Limits.MemoryMax }),
+	{"PIDS_MAX", "64", "processes and threads per task", func(o *options, v string) error {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("want a positive whole number, got %q", v)
 		}
-		c.Limits.PidsMax = n
+		o.Limits.PidsMax = n
 		return nil
 	}},
-	setting{"CPU_MAX", "100000 100000", `cgroup cpu.max per task, "<quota> <period>" in microseconds`, func(c *svc.Config, v string) error {
+	{"CPU_MAX", "100000 100000", `cgroup cpu.max per task, "<quota> <period>" in microseconds`, func(o *options, v string) error {
 		m, err := svc.ParseCPUMax(v)
-		c.Limits.CPUMax = m
+		o.Limits.CPUMax = m
 		return err
 	}},
-	msSetting("WALL_TIMEOUT_MS", "10000", "wall time per task", func(c *svc.Config) *time.Duration { return &c.Limits.WallTimeout }),
-	msSetting("CPU_TIME_LIMIT_MS", "5000", "CPU time per task, over all its processes", func(c *svc.Config) *time.Duration { return &c.Limits.CPUTimeLimit }),
-	sizeSetting("OUTPUT_LIMIT_BYTES", "1MiB", "output per stream of a task", func(c *svc.Config) *int64 { return &c.Limits.OutputLimit }),
-	sizeSetting("REQUEST_OUTPUT_LIMIT_BYTES", "16MiB", "output of all tasks of a request", func(c *svc.Config) *int64 { return &c.Limits.RequestOutputLimit }),
-	sizeSetting("WORKSPACE_SIZE_BYTES", "256MiB", "size of /svc (and of /tmp) per request", func(c *svc.Config) *int64 { return &c.WorkspaceSize }),
-	intSetting("MAX_CONCURRENCY", "", "task slots (default max(CPUs, MAX_PARALLEL_TASKS))", func(c *svc.Config) *int { return &c.Limits.MaxConcurrency }),
-	msSetting("OVERALL_TIMEOUT_MS", "60000", "wall time per request", func(c *svc.Config) *time.Duration { return &c.Limits.OverallTimeout }),
-	intSetting("MAX_STEPS_PER_REQUEST", "32", "steps per request", func(c *svc.Config) *int { return &c.Limits.MaxSteps }),
-	intSetting("MAX_PARALLEL_TASKS", "8", "tasks per parallel step", func(c *svc.Config) *int { return &c.Limits.MaxParallelTasks }),
-	sizeSetting("EXECUTE_BODY_LIMIT_BYTES", "16MiB", "body of POST /execute", func(c *svc.Config) *int64 { return &c.Limits.ExecuteBodyLimit }),
-	sizeSetting("UPLOAD_FILE_LIMIT_BYTES", "64MiB", "one upload", func(c *svc.Config) *int64 { return &c.Limits.UploadFileLimit }),
-	setting{"ALLOWED_SANDBOX_PROFILES", "compile_v2,native_v2", "sandbox profiles tasks may ask for", func(c *svc.Config, v string) error {
-		c.AllowedProfiles = nil
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				c.AllowedProfiles = append(c.AllowedProfiles, svc.Profile(p))
+	durationSetting("WALL_TIMEOUT_MS", "10000", "wall time per task, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.WallTimeout }),
+	durationSetting("CPU_TIME_LIMIT_MS", "5000", "CPU time per task over all its processes, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.CPUTimeLimit }),
+	sizeSetting("OUTPUT_LIMIT_BYTES", "1MiB", "output per stream of a task", 1, func(o *options) *int64 { return &o.Limits.OutputLimit }),
+	sizeSetting("REQUEST_OUTPUT_LIMIT_BYTES", "16MiB", "output of all tasks of a request", 1, func(o *options) *int64 { return &o.Limits.RequestOutputLimit }),
+	sizeSetting("WORKSPACE_SIZE_BYTES", "256MiB", "size of /svc (and of /tmp) per request", svc.MiB, func(o *options) *int64 { return &o.WorkspaceSize }),
+	intSetting("MAX_CONCURRENCY", "", "task slots; a request holds as many as its widest step has tasks; default max(CPUs, MAX_PARALLEL_TASKS)", func(o *options) *int { return &o.Limits.MaxConcurrency }),
+	durationSetting("OVERALL_TIMEOUT_MS", "60000", "wall time per request, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.OverallTimeout }),
+	intSetting("MAX_STEPS_PER_REQUEST", "32", "steps per request", func(o *options) *int { return &o.Limits.MaxSteps }),
+	intSetting("MAX_PARALLEL_TASKS", "8", "tasks per parallel step; at most MAX_CONCURRENCY", func(o *options) *int { return &o.Limits.MaxParallelTasks }),
+	sizeSetting("EXECUTE_BODY_LIMIT_BYTES", "16MiB", "body of POST /execute", 1, func(o *options) *int64 { return &o.Limits.ExecuteBodyLimit }),
+	sizeSetting("UPLOAD_FILE_LIMIT_BYTES", "64MiB", "one upload", 1, func(o *options) *int64 { return &o.Limits.UploadFileLimit }),
+	{"ALLOWED_SANDBOX_PROFILES", "compile_v2,native_v2", "sandbox profiles tasks may ask for, comma-separated", func(o *options, v string) error {
+		o.AllowedProfiles = nil
+		for _, s := range list(v) {
+			p, err := profile(s)
+			if err != nil {
+				return err
 			}
+			o.AllowedProfiles = append(o.AllowedProfiles, p)
 		}
-		if len(c.AllowedProfiles) == 0 {
+		if len(o.AllowedProfiles) == 0 {
 			return fmt.Errorf("want at least one profile")
 		}
 		return nil
 	}},
-	setting{"DEFAULT_SANDBOX_PROFILE", "compile_v2", "profile of tasks that name none", func(c *svc.Config, v string) error {
-		c.DefaultProfile = svc.Profile(v)
+	{"DEFAULT_SANDBOX_PROFILE", "compile_v2", "profile of tasks that name none", func(o *options, v string) error {
+		p, err := profile(v)
+		o.DefaultProfile = p
+		return err
+	}},
+	stringSetting("STATE_DIR", "/var/lib/svc", "workspaces and state", func(o *options) *string { return &o.StateDir }),
+	stringSetting("ROOTFS", "/", "root filesystem whose system directories sandboxes see read-only", func(o *options) *string { return &o.RootFS }),
+	{"SANDBOX_UID_BASE", "1000000", "first host uid and gid of the sandbox identities; each running request takes two; the range must be unused on the host", func(o *options, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 65536 || n > 1<<31 {
+			return fmt.Errorf("want a whole number from 65536 to 2^31, got %q", v)
+		}
+		o.UIDBase = n
 		return nil
 	}},
-	setting{"STATE_DIR", "/var/lib/svc", "workspaces and state", func(c *svc.Config, v string) error {
-		c.StateDir = v
+}
+
+// cacheNamespaceRE is what a cache namespace may be.
+var cacheNamespaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// serverSettings configure svc serve beyond the sandbox.
+var serverSettings = []setting{
+	{"LISTEN_ADDR", "127.0.0.1:8080", "address to listen on, host:port", func(o *options, v string) error {
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return fmt.Errorf("want host:port, got %q", v)
+		}
+		o.listen = v
 		return nil
 	}},
-	setting{"ROOTFS", "/", "root filesystem whose system directories sandboxes see read-only", func(c *svc.Config, v string) error {
-		c.RootFS = v
+	{"API_KEYS", "", "API keys, comma-separated; several allow rotation; with no key at all, one is generated and logged", func(o *options, v string) error {
+		keys, err := apiKeys(list(v))
+		o.apiKeys = keys
+		return err
+	}},
+	{"API_KEYS_FILE", "", "file of API keys, one per line (# comments); added to API_KEYS", func(o *options, v string) error {
+		b, err := os.ReadFile(v)
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) == 0 {
+			return fmt.Errorf("%s holds no key", v)
+		}
+		o.apiKeysFile, err = apiKeys(lines)
+		return err
+	}},
+	boolSetting("NO_AUTH", "false", "serve without API keys: loopback use only", func(o *options) *bool { return &o.noAuth }),
+	{"RATE_LIMIT_PER_MINUTE", "0", "requests per minute per API key, with the same burst; 0 is off", func(o *options, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number, 0 or more, got %q", v)
+		}
+		o.rateLimit = n
 		return nil
 	}},
+	stringSetting("FILESTORE_DIR", "", "directory of the file store; default <STATE_DIR>/files", func(o *options) *string { return &o.fileStoreDir }),
+	sizeSetting("FILESTORE_MAX_BYTES", "4GiB", "total size of stored files", 1, func(o *options) *int64 { return &o.fileStoreMax }),
+	durationSetting("FILE_TTL_SECS", "86400", "seconds a stored file is kept", time.Second, func(o *options) *time.Duration { return &o.fileTTL }),
+	intSetting("MAX_CONCURRENT_UPLOADS", "8", "uploads served at once", func(o *options) *int { return &o.maxUploads }),
+	boolSetting("CACHE_ENABLED", "true", "step cache on or off", func(o *options) *bool { return &o.cacheEnabled }),
+	{"CACHE_URL", "", "step cache store: dir:///path, or redis://host:port/db shared by instances; default dir://<STATE_DIR>/cache", func(o *options, v string) error {
+		u, err := parseCacheURL(v)
+		o.cacheURL = u
+		return err
+	}},
+	durationSetting("CACHE_TTL_SECS", "86400", "seconds a cached layer is kept", time.Second, func(o *options) *time.Duration { return &o.cacheTTL }),
+	{"CACHE_NAMESPACE", "default", "cache namespace; instances share layers within one", func(o *options, v string) error {
+		if !cacheNamespaceRE.MatchString(v) {
+			return fmt.Errorf("want 1 to 64 of A-Z a-z 0-9 . _ -, got %q", v)
+		}
+		o.cacheNamespace = v
+		return nil
+	}},
+	durationSetting("SHUTDOWN_TIMEOUT_MS", "10000", "on SIGTERM or SIGINT, exit within this many milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.shutdownTimeout }),
+	stringSetting("SVC_IMAGE_ID", "", "image identity; default derived from ROOTFS", func(o *options) *string { return &o.imageID }),
+	{"SVC_TOOLCHAINS", "", "toolchains, comma-separated name-version list; default detected in ROOTFS", func(o *options, v string) error {
+		o.toolchains = list(v)
+		if len(o.toolchains) == 0 {
+			return fmt.Errorf("want at least one name-version")
+		}
+		return nil
+	}},
+}
+
+// allSettings are every setting; a --config file may hold any of them.
+var allSettings = slices.Concat(librarySettings, serverSettings)
+
+// apiKeys checks API keys: visible ASCII, no spaces, at most 256 bytes.
+func apiKeys(keys []string) ([]string, error) {
+	for i, k := range keys {
+		if len(k) > 256 {
+			return nil, fmt.Errorf("key %d: longer than 256 characters", i+1)
+		}
+		for _, c := range []byte(k) {
+			if c < 0x21 || c > 0x7e {
+				return nil, fmt.Errorf("key %d: only visible ASCII characters, no spaces", i+1)
+			}
+		}
+	}
+	return keys, nil
+}
+
+// parseCacheURL checks a CACHE_URL: dir:///absolute/path or
+// redis://host:port[/db].
+func parseCacheURL(v string) (*url.URL, error) {
+	u, err := url.Parse(v)
+	if err != nil {
+		return nil, fmt.Errorf("want dir:///path or redis://host:port/db: %v", err)
+	}
+	switch u.Scheme {
+	case "dir":
+		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+			return nil, fmt.Errorf("want dir:///absolute/path, got %q", v)
+		}
+	case "redis":
+		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" {
+			return nil, fmt.Errorf("want redis://host:port/db, got %q", v)
+		}
+		if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+			if n, err := strconv.Atoi(db); err != nil || n < 0 {
+				return nil, fmt.Errorf("want a database number after the port, got %q", v)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("want a dir:// or redis:// URL, got %q", v)
+	}
+	return u, nil
 }
 
 // parseSize parses a whole number of bytes with an optional binary
@@ -127,55 +328,77 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// configSource collects setting values: a --config file, the environment,
-// then flags, each overriding the one before.
+// configSource collects setting values: the defaults, a --config file,
+// the environment, then flags, each overriding the one before.
 type configSource struct {
 	settings []setting
 	file     *string
 	flags    map[string]*string
 }
 
-// register adds --config and one flag per setting to fs.
+// kind names the type of a setting's value in --help, by API.md's naming
+// conventions: sizes end in _BYTES (and MEMORY_MAX), durations in _MS or
+// _SECS; a numeric default or a MAX_ name is a whole number.
+func (s setting) kind() string {
+	switch {
+	case s.boolean():
+		return "bool"
+	case strings.HasSuffix(s.env, "_BYTES") || s.env == "MEMORY_MAX":
+		return "size"
+	case strings.HasSuffix(s.env, "_MS"):
+		return "ms"
+	case strings.HasSuffix(s.env, "_SECS"):
+		return "secs"
+	case strings.HasPrefix(s.env, "MAX_"):
+		return "int"
+	}
+	if _, err := strconv.Atoi(s.def); err == nil {
+		return "int"
+	}
+	return "string"
+}
+
+// textValue is the flag of a setting: the text, parsed later by apply.
+type textValue struct {
+	text *string
+	kind string
+}
+
+func (v textValue) String() string     { return *v.text }
+func (v textValue) Set(s string) error { *v.text = s; return nil }
+func (v textValue) Type() string       { return v.kind }
+
+// register adds --config and one flag per setting to fs. The help of each
+// names its environment variable and its default.
 func register(fs *pflag.FlagSet, settings []setting) *configSource {
 	cs := &configSource{settings: settings, flags: map[string]*string{}}
 	cs.file = fs.String("config", "", "file of KEY=VALUE lines (the environment names below); the environment and flags override it")
 	for _, s := range settings {
-		help := s.help + " (" + s.env + ")"
-		cs.flags[s.env] = fs.String(s.flagName(), "", help)
+		help := s.help + " (" + s.env
 		if s.def != "" {
-			fs.Lookup(s.flagName()).DefValue = s.def
+			help += ", default " + s.def
+		}
+		help += ")"
+		cs.flags[s.env] = new(string)
+		f := fs.VarPF(textValue{cs.flags[s.env], s.kind()}, s.flagName(), "", help)
+		if s.boolean() {
+			f.NoOptDefVal = "true"
 		}
 	}
 	return cs
 }
 
-// apply sets cfg from the sources. Errors name the setting.
-func (cs *configSource) apply(fs *pflag.FlagSet, cfg *svc.Config) error {
+// apply sets o from the sources. Errors name the setting.
+func (cs *configSource) apply(fs *pflag.FlagSet, o *options) error {
 	values := map[string]string{}
+	for _, s := range cs.settings {
+		if s.def != "" {
+			values[s.env] = s.def
+		}
+	}
 	if *cs.file != "" {
-		f, err := os.Open(*cs.file)
-		if err != nil {
-			return fmt.Errorf("--config: %w", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			k, v, ok := strings.Cut(line, "=")
-			if !ok {
-				return fmt.Errorf("--config %s:%d: want KEY=VALUE", *cs.file, n)
-			}
-			k = strings.TrimSpace(k)
-			if !cs.known(k) {
-				return fmt.Errorf("--config %s:%d: unknown setting %s", *cs.file, n, k)
-			}
-			values[k] = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("--config: %w", err)
+		if err := readConfigFile(*cs.file, values); err != nil {
+			return err
 		}
 	}
 	for _, s := range cs.settings {
@@ -191,18 +414,39 @@ func (cs *configSource) apply(fs *pflag.FlagSet, cfg *svc.Config) error {
 		if !ok {
 			continue
 		}
-		if err := s.set(cfg, v); err != nil {
+		if err := s.set(o, v); err != nil {
 			return fmt.Errorf("setting %s (--%s): %w", s.env, s.flagName(), err)
 		}
 	}
 	return nil
 }
 
-func (cs *configSource) known(env string) bool {
-	for _, s := range cs.settings {
-		if s.env == env {
-			return true
-		}
+// readConfigFile adds the KEY=VALUE lines of file to values. Any known
+// setting may appear, also one the command at hand does not use.
+func readConfigFile(file string, values map[string]string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("--config: %w", err)
 	}
-	return false
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			return fmt.Errorf("--config %s:%d: want KEY=VALUE", file, n)
+		}
+		k = strings.TrimSpace(k)
+		if !slices.ContainsFunc(allSettings, func(s setting) bool { return s.env == k }) {
+			return fmt.Errorf("--config %s:%d: unknown setting %s", file, n, k)
+		}
+		values[k] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("--config: %w", err)
+	}
+	return nil
 }

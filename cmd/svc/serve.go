@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/httpapi"
+)
+
+const serveUsage = `usage: svc serve [flags]
+
+Serves the HTTP API of API.md until SIGTERM or SIGINT, then drains: /health
+answers 503, running requests are killed and answer shutting_down, and the
+process exits within SHUTDOWN_TIMEOUT_MS. Logs are JSON lines on standard
+error. With no API key configured, one is generated and logged once.
+
+Every flag is also the environment variable in parentheses; a flag wins
+over the environment, the environment over --config.
+
+`
+
+func serveCmd(args []string, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("svc serve", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() { fmt.Fprint(stderr, serveUsage+fs.FlagUsages()) }
+	settings := register(fs, allSettings)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var o options
+	if err := settings.apply(fs, &o); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	return serve(ctx, &o, slog.New(slog.NewJSONHandler(stderr, nil)), nil)
+}
+
+// check reports the problems that involve several settings.
+func (o *options) check() error {
+	lim := o.Limits
+	if lim.MaxParallelTasks == 0 {
+		lim.MaxParallelTasks = svc.DefaultLimits().MaxParallelTasks
+	}
+	if lim.MaxConcurrency != 0 && lim.MaxParallelTasks > lim.MaxConcurrency {
+		return fmt.Errorf("setting MAX_PARALLEL_TASKS (%d) is greater than MAX_CONCURRENCY (%d): a parallel step could never run",
+			lim.MaxParallelTasks, lim.MaxConcurrency)
+	}
+	return nil
+}
+
+// serve runs the server of o until ctx ends, then shuts it down within
+// o.shutdownTimeout. ready, if not nil, is called with the address once
+// the server accepts connections.
+func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr string)) (err error) {
+	o.Logger = log
+	stateDir, err := filepath.Abs(o.StateDir)
+	if err != nil {
+		return fmt.Errorf("setting STATE_DIR: %w", err)
+	}
+	keys := append(append([]string(nil), o.apiKeys...), o.apiKeysFile...)
+	switch {
+	case o.noAuth:
+		log.Warn("authentication is off (NO_AUTH): anyone who reaches the listen address can run programs; use it on loopback only",
+			"listen", o.listen, "ignored_keys", len(keys))
+		keys = nil
+	case len(keys) == 0:
+		key := newKey()
+		keys = []string{key}
+		log.Warn("no API key configured (API_KEYS, API_KEYS_FILE): generated one for this run; send it as Authorization: Bearer <key>",
+			"api_key", key)
+	}
+
+	storeDir := o.fileStoreDir
+	if storeDir == "" {
+		storeDir = filepath.Join(stateDir, "files")
+	}
+	uploadLimit := o.Limits.UploadFileLimit
+	if uploadLimit == 0 {
+		uploadLimit = svc.DefaultLimits().UploadFileLimit
+	}
+	files, err := svc.OpenFileStore(svc.FileStoreConfig{
+		Dir: storeDir, MaxBytes: o.fileStoreMax, TTL: o.fileTTL,
+		MaxUploadBytes: uploadLimit, MaxConcurrentUploads: o.maxUploads, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("file store (FILESTORE_DIR %s): %w", storeDir, err)
+	}
+	defer files.Close()
+	o.Files = files
+
+	// New removes whatever a crashed instance with this state dir left.
+	sb, err := svc.New(o.Config)
+	if err != nil {
+		return err
+	}
+	shutDown := false
+	defer func() {
+		if !shutDown {
+			ctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+			defer cancel()
+			sb.Close(ctx)
+		}
+	}()
+
+	api, err := apiConfig(o, sb, stateDir, keys)
+	if err != nil {
+		return err
+	}
+	h, err := httpapi.New(api)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("setting LISTEN_ADDR: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "version", api.Version, "image_id", api.ImageID,
+		"toolchains", api.Toolchains, "cgroup_version", sb.CgroupVersion(), "state_dir", stateDir,
+		"file_store", storeDir, "max_concurrency", sb.Limits().MaxConcurrency, "auth", !o.noAuth,
+		"rate_limit_per_minute", o.rateLimit)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout_ms", o.shutdownTimeout.Milliseconds())
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	shutDown = true
+	err = h.Shutdown(sctx, srv)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// apiConfig returns the handler's configuration: keys, rate limit, what
+// /info reports.
+func apiConfig(o *options, sb *svc.Sandbox, stateDir string, keys []string) (httpapi.Config, error) {
+	imageID, toolchains := o.imageID, o.toolchains
+	if imageID == "" || toolchains == nil {
+		id, tc, err := svc.DetectImage(sb.Config().RootFS)
+		if err != nil {
+			return httpapi.Config{}, fmt.Errorf("%w (set SVC_IMAGE_ID and SVC_TOOLCHAINS to skip detection)", err)
+		}
+		if imageID == "" {
+			imageID = id
+		}
+		if toolchains == nil {
+			toolchains = tc
+		}
+	}
+	cacheURL := o.cacheURL
+	if cacheURL == nil {
+		cacheURL, _ = parseCacheURL("dir://" + filepath.Join(stateDir, "cache"))
+	}
+	if o.cacheEnabled {
+		// The step cache is a later issue: until it exists the server says
+		// so here and reports the cache disabled everywhere else.
+		o.Logger.Warn("CACHE_ENABLED is true, but this build has no step cache yet: serving with the cache disabled",
+			"cache_url", cacheURL.String())
+	}
+	return httpapi.Config{
+		Sandbox:            sb,
+		Keys:               keys,
+		NoAuth:             o.noAuth,
+		RateLimitPerMinute: o.rateLimit,
+		CacheInfo: httpapi.CacheInfo{
+			Namespace: o.cacheNamespace,
+			TTLSecs:   int64(o.cacheTTL / time.Second),
+			Backend:   cacheURL.Scheme,
+		},
+		Version:    version(),
+		ImageID:    imageID,
+		Toolchains: toolchains,
+		Logger:     o.Logger,
+	}, nil
+}
+
+// newKey returns a random API key: 48 hex characters.
+func newKey() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// version is the module version of the binary, or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

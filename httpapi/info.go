@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"runtime"
+
+	"github.com/svc-sandbox/svc"
+)
+
+// info is the body of GET /info (API.md).
+type info struct {
+	Version         string       `json:"version"`
+	ImageID         string       `json:"image_id"`
+	Arch            string       `json:"arch"`
+	Toolchains      []string     `json:"toolchains"`
+	CgroupVersion   int          `json:"cgroup_version"`
+	SandboxProfiles profilesInfo `json:"sandbox_profiles"`
+	Cache           CacheInfo    `json:"cache"`
+	Limits          svc.Limits   `json:"limits"`
+}
+
+type profilesInfo struct {
+	Allowed []svc.Profile `json:"allowed"`
+	Default svc.Profile   `json:"default"`
+}
+
+// infoBody encodes /info once: nothing in it changes while the Handler
+// lives.
+func (h *Handler) infoBody(cfg Config) ([]byte, error) {
+	sc := h.sb.Config()
+	in := info{
+		Version:         cfg.Version,
+		ImageID:         cfg.ImageID,
+		Arch:            runtime.GOARCH,
+		Toolchains:      cfg.Toolchains,
+		CgroupVersion:   h.sb.CgroupVersion(),
+		SandboxProfiles: profilesInfo{Allowed: sc.AllowedProfiles, Default: sc.DefaultProfile},
+		Cache:           cfg.CacheInfo,
+		Limits:          h.sb.Limits(),
+	}
+	in.Cache.Enabled = cfg.Cache != nil
+	if in.Version == "" {
+		in.Version = "devel"
+	}
+	if in.Toolchains == nil {
+		in.Toolchains = []string{}
+	}
+	b, err := json.Marshal(in)
+	return append(b, '\n'), err
+}
+
+// serveInfo serves GET /info.
+func (h *Handler) serveInfo(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(h.info)
+}
+
+// health serves GET and HEAD /health: 200 {"status":"ok"}, or 503
+// shutting_down once the Handler drains.
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	if h.refuseWhileDraining(w, r) {
+		return
+	}
+	h.writeJSON(w, r, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{"ok"})
+}
+
+// serveMetrics serves GET /metrics in the Prometheus text format.
+func (h *Handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	h.m.set.WritePrometheus(w)
+}
+
+// dropCache serves DELETE /cache: 200 {"dropped_layers": N}, or 409
+// cache_disabled without a cache.
+func (h *Handler) dropCache(w http.ResponseWriter, r *http.Request) {
+	if h.cache == nil {
+		h.fail(w, r, &svc.Error{Code: svc.CodeCacheDisabled, Msg: "the step cache is disabled on this instance"})
+		return
+	}
+	n, err := h.cache.Drop(r.Context())
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.writeJSON(w, r, http.StatusOK, struct {
+		DroppedLayers int `json:"dropped_layers"`
+	}{n})
+}
