@@ -332,6 +332,9 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if rr.Cancelled {
 		return Result{}, context.Cause(ctx)
 	}
+	if rr.SetupTimedOut {
+		return Result{}, fmt.Errorf("sandbox setup took longer than %v", runner.SetupTimeout)
+	}
 	switch {
 	case rr.Report.SetupError != "":
 		return Result{}, fmt.Errorf("sandbox init: %s", rr.Report.SetupError)

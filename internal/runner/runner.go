@@ -24,6 +24,11 @@ import (
 const cloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
 	unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 
+// SetupTimeout bounds the sandbox setup of a task: from the release of its
+// init to the creation of the task process. The task's own limits start
+// then.
+const SetupTimeout = 30 * time.Second
+
 // Task describes one task to run. Zero durations and limits mean none.
 type Task struct {
 	Spec initproc.Spec
@@ -60,13 +65,14 @@ type Result struct {
 	CPUExceeded      bool // the CPU limit killed it
 	OutputExceeded   bool // an output limit killed it
 	Cancelled        bool // ctx killed it
+	SetupTimedOut    bool // the sandbox setup overran SetupTimeout
 	WallTime         time.Duration
 	InitExitedNormal bool // the init exited by itself
 }
 
 // Killed reports whether the runner killed the task.
 func (r *Result) Killed() bool {
-	return r.TimedOut || r.CPUExceeded || r.OutputExceeded || r.Cancelled
+	return r.TimedOut || r.CPUExceeded || r.OutputExceeded || r.Cancelled || r.SetupTimedOut
 }
 
 // Budget is a byte budget shared by several tasks' output streams. It is
@@ -187,18 +193,25 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 	var wg sync.WaitGroup
 	var started atomic.Int64 // unix nanoseconds when the task process existed
 	started.Store(time.Now().UnixNano())
-	// The wall clock of a task runs from the moment its process exists;
-	// until then the timer bounds the sandbox's setup.
-	var wall *time.Timer
-	if t.WallTimeout > 0 {
-		wall = time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
-		defer wall.Stop()
-	}
+	// The wall clock of a task runs from the moment its process exists.
+	// Until then the timer bounds the sandbox's setup, by SetupTimeout and
+	// not by the wall timeout: a setup slower than the task's limit (a
+	// loaded host, a limit of a few ms) must not use the task's time up
+	// and report it timed out before it ran.
+	var tmu sync.Mutex // guards timer
+	timer := time.AfterFunc(SetupTimeout, func() { k.kill(killSetup) })
+	defer func() {
+		tmu.Lock()
+		timer.Stop()
+		tmu.Unlock()
+	}()
 	wg.Go(func() {
 		rep, err := initproc.ReadReport(statR, func() {
 			started.Store(time.Now().UnixNano())
-			if wall != nil {
-				wall.Reset(t.WallTimeout)
+			tmu.Lock()
+			defer tmu.Unlock()
+			if timer.Stop() && t.WallTimeout > 0 {
+				timer = time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
 			}
 		})
 		if err != nil && rep.SetupError == "" {
@@ -247,6 +260,8 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 		r.OutputExceeded = true
 	case killCancel:
 		r.Cancelled = true
+	case killSetup:
+		r.SetupTimedOut = true
 	}
 	r.InitExitedNormal = st.Exited()
 	if r.Report.Started {
@@ -262,6 +277,7 @@ const (
 	killCPU
 	killOutput
 	killCancel
+	killSetup
 )
 
 // killer kills a task's init (and with it the task's PID namespace) once,
