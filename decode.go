@@ -474,38 +474,21 @@ func (d *requestDecoder) strings(path string) ([]string, error) {
 
 // env reads an optional object of strings.
 func (d *requestDecoder) env(path string) (map[string]string, error) {
-	if ok, err := d.openOpt(path, '{', msgEnv); !ok {
-		return nil, err
-	}
-	var out map[string]string
-	for {
-		k, ok, err := d.key()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
-		if _, dup := out[k]; dup {
-			return nil, decodeErr(path, "duplicate key "+quoteForMsg(k))
-		}
-		v, err := d.str(keyPath(path, k))
-		if err != nil {
-			return nil, err
-		}
-		if out == nil {
-			out = make(map[string]string)
-		}
-		out[k] = v
-	}
+	return decodeObject(d, path, msgEnv, d.str)
 }
 
 // files reads an optional object of files.
 func (d *requestDecoder) files(path string) (map[string]File, error) {
-	if ok, err := d.openOpt(path, '{', msgFiles); !ok {
+	return decodeObject(d, path, msgFiles, d.file)
+}
+
+// decodeObject reads an optional object whose values value decodes,
+// refusing duplicate keys.
+func decodeObject[V any](d *requestDecoder, path, msg string, value func(path string) (V, error)) (map[string]V, error) {
+	if ok, err := d.openOpt(path, '{', msg); !ok {
 		return nil, err
 	}
-	var out map[string]File
+	var out map[string]V
 	for {
 		k, ok, err := d.key()
 		if err != nil {
@@ -517,14 +500,14 @@ func (d *requestDecoder) files(path string) (map[string]File, error) {
 		if _, dup := out[k]; dup {
 			return nil, decodeErr(path, "duplicate key "+quoteForMsg(k))
 		}
-		f, err := d.file(keyPath(path, k))
+		v, err := value(keyPath(path, k))
 		if err != nil {
 			return nil, err
 		}
 		if out == nil {
-			out = make(map[string]File)
+			out = make(map[string]V)
 		}
-		out[k] = f
+		out[k] = v
 	}
 }
 
