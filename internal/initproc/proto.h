@@ -1,5 +1,6 @@
 // The protocol between internal/runner (parent) and init.c (child). The Go
-// constants in proto.go must match; TestProtoConstants checks them.
+// side (initproc.go) takes these constants through cgo, so both sides
+// always agree; doc.go describes the protocol.
 #ifndef SVC_PROTO_H
 #define SVC_PROTO_H
 

@@ -1,0 +1,105 @@
+package mount
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func testPlan() Plan {
+	return Build(Params{RootFS: "/host", NewRoot: "/r", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20},
+		[]SystemEntry{{Name: "bin", Target: "usr/bin"}, {Name: "etc"}, {Name: "usr"}})
+}
+
+// TestPlanOrder checks the invariants init.c relies on: private
+// propagation first, every mount point made before it is used, /dev/null
+// bound before masks use it, pivot_root then a read-only root last.
+func TestPlanOrder(t *testing.T) {
+	p := testPlan()
+	if p[0].Kind != Mount || p[0].Dst != "/" || p[0].Flags == 0 {
+		t.Errorf("first op %+v, want the private propagation of /", p[0])
+	}
+	n := len(p)
+	if p[n-2].Kind != Pivot || p[n-2].Dst != "/r" || p[n-1].Kind != SetAttr || p[n-1].Dst != "/" || p[n-1].Attr&ro == 0 {
+		t.Errorf("last ops %+v %+v, want pivot then a read-only root", p[n-2], p[n-1])
+	}
+	made := map[string]bool{"/r": true}
+	for i, op := range p[:n-2] {
+		if op.Kind == Mkdir || op.Kind == Touch || op.Kind == Symlink {
+			made[op.Dst] = true
+			continue
+		}
+		if i == 0 || op.Kind == SetAttr || strings.HasPrefix(op.Dst, "/r/proc/") {
+			continue // procfs entries exist once proc is mounted
+		}
+		if !made[op.Dst] && op.Dst != "/r" {
+			t.Errorf("op %d %+v: mount point not made before", i, op)
+		}
+		if op.Kind == Bind && strings.HasPrefix(op.Src, "/r/") && !made[op.Src] {
+			t.Errorf("op %d %+v: source not made before", i, op)
+		}
+	}
+}
+
+func TestPlanContents(t *testing.T) {
+	p := testPlan()
+	find := func(kind Kind, dst string) *Op {
+		i := slices.IndexFunc(p, func(o Op) bool { return o.Kind == kind && o.Dst == dst })
+		if i < 0 {
+			t.Fatalf("no %s of %s", kind, dst)
+		}
+		return &p[i]
+	}
+	if op := find(Symlink, "/r/bin"); op.Src != "usr/bin" {
+		t.Errorf("merged /usr symlink: %+v", op)
+	}
+	for _, d := range []string{"etc", "usr"} {
+		op := find(Bind, filepath.Join("/r", d))
+		if op.Src != filepath.Join("/host", d) || op.Attr != ro|nosuid|nodev {
+			t.Errorf("system dir %s: %+v", d, op)
+		}
+	}
+	if op := find(Bind, "/r/svc"); op.Src != "/ws" || op.Attr&ro != 0 || op.Attr&nosuid == 0 {
+		t.Errorf("workspace: %+v", op)
+	}
+	if op := find(Bind, "/r/tmp"); op.Src != "/tmp-r" || op.Attr&ro != 0 {
+		t.Errorf("tmp: %+v", op)
+	}
+	for _, d := range Devices {
+		if op := find(Bind, "/r/dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 {
+			t.Errorf("device %s: %+v (a nodev device cannot be opened)", d, op)
+		}
+	}
+	if op := find(SetAttr, "/r/dev"); op.Attr != ro {
+		t.Errorf("/dev not read-only: %+v", op)
+	}
+	if op := find(Bind, "/r/proc/sys"); op.Attr&ro == 0 {
+		t.Errorf("/proc/sys not read-only: %+v", op)
+	}
+	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional {
+		t.Errorf("kcore mask: %+v", op)
+	}
+	if op := find(Mount, "/r/proc/acpi"); op.FSType != "tmpfs" || !op.Optional {
+		t.Errorf("acpi mask: %+v", op)
+	}
+	for _, op := range p {
+		if strings.HasPrefix(op.Dst, "/r/sys") {
+			t.Errorf("/sys must not exist in the sandbox: %+v", op)
+		}
+	}
+}
+
+func TestScanRootFS(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ScanRootFS(dir); err == nil {
+		t.Error("an empty root filesystem was accepted")
+	}
+	sys, err := ScanRootFS("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(sys, func(e SystemEntry) bool { return e.Name == "usr" && e.Target == "" }) {
+		t.Errorf("/usr not found as a directory: %+v", sys)
+	}
+}
