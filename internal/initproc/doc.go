@@ -2,17 +2,17 @@
 // every task's namespaces.
 //
 // The parent (internal/runner) starts a sealed copy of the running binary
-// with argv[0] set to [Arg0] in new user, mount, PID, network, IPC and UTS
-// namespaces. A C constructor in this package (init.c) recognises the name
-// and runs before the Go runtime starts, so importing this package (which
-// the svc package does) is all a binary needs. The process then:
+// with argv[0] set to [Arg0] in new user, mount, PID, IPC and UTS
+// namespaces and a fresh network namespace with lo up. A C constructor in
+// this package (init.c) recognises the name and runs before the Go runtime
+// starts, so importing this package (which the svc package does) is all a
+// binary needs. The process then:
 //
 //  1. reads its config records from fd 3 until EOF (the parent sends them
 //     only after putting the process in the task's cgroups);
 //  2. enters a new cgroup namespace and applies the mount plan
 //     (internal/mount), ending with pivot_root and a read-only root;
-//  3. brings up lo, sets the host name, makes itself non-dumpable and
-//     forks the task;
+//  3. sets the host name, makes itself non-dumpable and forks the task;
 //  4. reaps every process of the PID namespace until the task exits, writes
 //     the task's wait status, and exits (the kernel then kills the rest).
 //

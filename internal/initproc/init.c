@@ -14,7 +14,6 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
-#include <net/if.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,11 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -181,23 +178,6 @@ static void apply_mount(const struct rec *r)
 	}
 	if (rc < 0 && !(optional && errno == ENOENT))
 		die(op, dst);
-}
-
-// loopback_up brings up lo, the only interface of the new network
-// namespace, so that tasks can talk to themselves over 127.0.0.1.
-static void loopback_up(void)
-{
-	struct ifreq ifr = {0};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		die("socket", "loopback");
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		die("get flags", "lo");
-	ifr.ifr_flags |= IFF_UP;
-	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-		die("set flags", "lo");
-	close(fd);
 }
 
 // drop_caps empties the bounding set while CAP_SETPCAP is still held.
@@ -372,7 +352,6 @@ static int run(void)
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
-	loopback_up();
 	if (sethostname(hostname, strlen(hostname)) < 0)
 		die("sethostname", hostname);
 	if (setdomainname(hostname, strlen(hostname)) < 0)

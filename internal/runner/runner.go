@@ -19,10 +19,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Namespaces every task gets at clone time. The cgroup namespace is
-// entered by the init once it is in its cgroups.
+// Namespaces every task gets at clone time. Its network namespace is a
+// fresh one from the pool (netns.go), entered by the spawning thread for
+// the clone; the cgroup namespace is entered by the init once it is in its
+// cgroups.
 const cloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
-	unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 
 // SetupTimeout bounds the sandbox setup of a task: from the release of its
 // init to the creation of the task process. The task's own limits start
@@ -85,6 +87,11 @@ func NewBudget(n int64) *Budget {
 	b.left.Store(n)
 	return b
 }
+
+// Spend takes n bytes (or what is left) without a stream: output that
+// counts against the budget but was not read here, such as a step
+// replayed from a cache.
+func (b *Budget) Spend(n int64) { b.take(n) }
 
 // take grants up to n bytes.
 func (b *Budget) take(n int64) int64 {
@@ -162,8 +169,13 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 	files := make([]*os.File, 5)
 	files[0], files[1], files[2] = stdinR, stdoutW, stderrW
 	files[initproc.FDConfig], files[initproc.FDStatus] = cfgR, statW
+	netns, err := freshNetns()
+	if err != nil {
+		return nil, err
+	}
 	proc, err := startProcess(fmt.Sprintf("/proc/self/fd/%d", exe.Fd()), []string{initproc.Arg0},
-		&os.ProcAttr{Dir: "/", Env: []string{}, Files: files, Sys: sys})
+		&os.ProcAttr{Dir: "/", Env: []string{}, Files: files, Sys: sys}, netns)
+	netns.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start sandbox init: %w", err)
 	}
