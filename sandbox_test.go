@@ -115,3 +115,26 @@ func TestCancel(t *testing.T) {
 	}
 	assertClean(t, sb)
 }
+
+// TestEndToEndNative compiles with gcc under compile_v2 and runs the
+// program under native_v2, where forking is a policy violation.
+func TestEndToEndNative(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	src := `#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	if (argc > 1) { fork(); puts("forked"); return 0; }
+	puts("native"); return 0;
+}`
+	r := runC(t, sb, src, svc.Task{SandboxProfile: svc.ProfileNativeV2})
+	expect(t, r, svc.OutcomeExited, 0)
+	if r.Stdout != "native\n" {
+		t.Errorf("stdout %q", r.Stdout)
+	}
+	r = runC(t, sb, src, svc.Task{Args: []string{"fork"}, SandboxProfile: svc.ProfileNativeV2})
+	expect(t, r, svc.OutcomePolicyViolation, 159)
+	if r.Signal != 31 || r.Stdout != "" {
+		t.Errorf("signal %d stdout %q", r.Signal, r.Stdout)
+	}
+	assertClean(t, sb)
+}

@@ -12,7 +12,7 @@ import (
 // v2GuestTests are the tests of this package that touch cgroups and
 // limits; TestCgroupV2Guest runs them again in a cgroup v2 kernel.
 var v2GuestTests = []string{
-	"TestRunHello", "TestCancel", "TestStepsShareWorkspace",
+	"TestRunHello", "TestEndToEndNative", "TestCancel", "TestStepsShareWorkspace",
 	"TestLimit", "TestCleanup", "TestDeadline",
 }
 
