@@ -39,6 +39,53 @@
 // request's tasks; Run returns only once their processes, mounts and
 // cgroups are gone.
 //
+// # Step cache
+//
+// With a [StepCache] in [Config].Cache, steps declared deterministic are
+// stored once and replayed on later requests instead of running again
+// (spec 1.5, 4.1). A task is cacheable when its Cache says so, else its
+// request's Cache, else always in a legacy request; a step is cacheable
+// when all its tasks are. Only the leading run of cacheable steps goes
+// through the cache: a step after a non-cacheable one depends on state
+// that may differ between runs, and always runs.
+//
+// A step's layer is what it left behind: its results, statistics
+// included, and its change to /svc (files, directories and symlinks made,
+// changed or removed; modes and modification times). /tmp is not part
+// of a layer. The layer is found by a key that chains: the hash of the
+// previous step's key and this step's tasks (cmd, args, env, stdin,
+// working_dir, the SHA-256 of each file, inline or stored, and the
+// resolved profile with a digest of its policy), with the cache format,
+// namespace, image id, toolchains, architecture, every [Limits] field and
+// the workspace size at the root of the chain. A change of any of them
+// misses.
+//
+// [Sandbox.Run] looks the steps of the leading run up in order. A hit is
+// applied to the workspace and its results come back with Replayed set;
+// the first miss runs, and so does everything after it. A step that runs
+// in the leading run is stored when all its tasks ended exited (any exit
+// status: a compile error is as deterministic as a success) without
+// truncated output; a timeout, an OOM kill or a signal is not stored, and
+// neither is any later step of the request. [Response].Cache counts the
+// steps replayed and stored. Requests of one process that reach the same
+// step at once run it once: the others wait for it, each under its own
+// deadline, and replay it.
+//
+// The walks and writes are root's, in a workspace a request's tasks
+// filled: every lookup resolves beneath the workspace without following
+// a symlink or crossing a mount, a symlink is restored as a symlink, and
+// a layer with an absolute path, a ".." or a path through a symlink is
+// refused. A layer whose digest or key does not match is a miss and is
+// removed; a replay that fails half-way is removed too, and the request
+// starts over in an empty workspace without replays. A failing store
+// (unreachable, full, damaged) never fails a request: the step runs, and
+// the failure is logged and counted in [StepCache.Stats].
+//
+// The store is a directory (dir://, for the instances of one host or a
+// shared volume) or a Redis server (redis://, for instances on several
+// hosts). Layers expire a TTL after their last use; [StepCache.Drop]
+// removes every layer of the namespace for every instance sharing it.
+//
 // # Requirements
 //
 // Linux 5.12 or later (mount_setattr, openat2, close_range), root (or the

@@ -6,6 +6,7 @@ require (
 	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/google/uuid v1.6.0
 	github.com/moby/sys/mountinfo v0.7.3
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/seccomp/libseccomp-golang v0.11.1
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/sys v0.49.0
@@ -14,7 +15,6 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

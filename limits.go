@@ -215,6 +215,11 @@ type Config struct {
 	// Files is the store file_ids resolve against (File.FileID); nil: any
 	// file_id is file_not_found. The Sandbox does not close it.
 	Files *FileStore
+	// Cache is the step cache that deterministic steps are stored in and
+	// replayed from (see the package documentation, "Step cache"); nil:
+	// caching is disabled, Task.Cache and Request.Cache are ignored, and
+	// Response.Cache.Enabled is false. The Sandbox does not close it.
+	Cache *StepCache
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 }

@@ -12,18 +12,16 @@ type host struct{}
 
 type request struct{}
 
-func openHost(*Config) (*host, error) {
-	return nil, errors.New("svc runs sandboxes on Linux only")
-}
+var errUnsupported = errors.New("svc runs sandboxes on Linux only")
+
+func openHost(*Config) (*host, error) { return nil, errUnsupported }
 
 func (*host) close() error { return nil }
 
-func (*host) newRequest(string, int, int) (*request, error) {
-	return nil, errors.New("svc runs sandboxes on Linux only")
-}
+func (*host) newRequest(string, int, int) (*request, error) { return nil, errUnsupported }
 
 func (*request) close() error { return nil }
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
-	return StepResult{}, errors.New("svc runs sandboxes on Linux only")
+	return StepResult{}, errUnsupported
 }

@@ -146,6 +146,14 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 		return nil, err
 	}
 	width := req.width()
+	// The keys of the leading cacheable steps: CPU only, before a slot is
+	// taken.
+	var keys []string
+	if c := s.cfg.Cache; c != nil {
+		if n := req.leadingCacheable(); n > 0 {
+			keys = stepKeys(c.keyRoot(&s.cfg), req, n, s.cfg.DefaultProfile)
+		}
+	}
 
 	s.mu.Lock()
 	if s.closed {
@@ -183,7 +191,29 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 		}
 	}()
 
-	resp := &Response{Legacy: req.Legacy, Results: make([]StepResult, len(req.Steps))}
+	resp := &Response{Legacy: req.Legacy, Cache: CacheSummary{Enabled: s.cfg.Cache != nil}}
+	cr := s.newCacheRun(rq, stored, keys, true)
+	resp.Results, err = s.runSteps(rctx, rq, req, stored, deadline, cr)
+	if errors.Is(err, errReplayFailed) {
+		// A layer could not be replayed and the workspace is half
+		// changed: start over in an empty one, executing every step.
+		s.log.Warn("step cache: a replay failed; running the request again without the cache's layers", "request", id, "err", err)
+		if err = rq.reset(); err == nil {
+			cr = s.newCacheRun(rq, stored, keys, false)
+			resp.Results, err = s.runSteps(rctx, rq, req, stored, deadline, cr)
+		}
+	}
+	if err != nil {
+		return nil, s.runError(ctx, rctx, err)
+	}
+	resp.Cache.ReplayedSteps, resp.Cache.StoredSteps = cr.counts()
+	return resp, nil
+}
+
+// runSteps runs the steps of req in order in rq's workspace, through the
+// step cache for the steps cr covers.
+func (s *Sandbox) runSteps(rctx context.Context, rq *request, req *Request, stored storedFiles, deadline time.Time, cr *cacheRun) ([]StepResult, error) {
+	results := make([]StepResult, len(req.Steps))
 	failed := false
 	for i, step := range req.Steps {
 		var skip string
@@ -194,24 +224,31 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 			skip = "the request's overall deadline passed before this step"
 		}
 		if skip != "" {
-			resp.Results[i] = notRun(step, OutcomeNotStarted, skip)
+			results[i] = notRun(step, OutcomeNotStarted, skip)
+			cr.breakChain()
 			continue
 		}
-		sr, err := rq.runStep(rctx, step, stored)
+		var sr StepResult
+		var err error
+		if cr.chained(i) {
+			sr, err = cr.step(rctx, i, step)
+		} else {
+			sr, err = rq.runStep(rctx, step, stored)
+		}
 		if err != nil {
-			return nil, s.runError(ctx, rctx, err)
+			return nil, err
 		}
 		if err := rctx.Err(); err != nil {
-			return nil, s.runError(ctx, rctx, err)
+			return nil, err
 		}
-		resp.Results[i] = sr
+		results[i] = sr
 		for _, r := range sr.Results {
 			if r.Outcome != OutcomeExited || r.ExitCode != 0 {
 				failed = true
 			}
 		}
 	}
-	return resp, nil
+	return results, nil
 }
 
 const hardDeadlineGrace = 2 * time.Second

@@ -1,0 +1,662 @@
+package svc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// cacheFormat is part of every key. Bump it when the layer format, what a
+// key covers, or what a replay reproduces changes: old layers then miss.
+const cacheFormat = 1
+
+// CacheConfig configures a [StepCache]. URL is required; every other zero
+// field takes the default documented on it (the defaults of API.md).
+type CacheConfig struct {
+	// URL names the store (CACHE_URL):
+	//
+	//	dir:///path            a directory, shared safely by the instances
+	//	                       on one host or on a shared volume
+	//	redis://host:port/db   a Redis server, shared by instances on
+	//	                       several hosts (user:password@ and rediss://
+	//	                       for TLS are accepted too)
+	URL string
+	// Namespace partitions the store (CACHE_NAMESPACE): 1 to 64 of
+	// A-Z a-z 0-9 . _ - (not "." or ".."). Instances share layers only
+	// within one namespace. Default "default".
+	Namespace string
+	// TTL is how long a layer is kept after it was stored or last
+	// replayed (CACHE_TTL_SECS). Default 24 hours.
+	TTL time.Duration
+	// MaxBytes bounds the size of a dir store, all namespaces in it
+	// together; the layers used least recently are removed first.
+	// Redis bounds its memory itself (maxmemory). Default 4 GiB.
+	MaxBytes int64
+	// ImageID identifies the root filesystem the sandboxes see
+	// (SVC_IMAGE_ID), and Toolchains the compilers and interpreters in
+	// it (SVC_TOOLCHAINS); both are part of every key. Default: what
+	// [DetectImage] finds in "/", the default [Config].RootFS; set them
+	// when the sandboxes see another root.
+	ImageID    string
+	Toolchains []string
+	// Now is the clock of expiry and of least-recently-used eviction; nil
+	// is time.Now. Tests inject a fake clock here. (Redis expires layers
+	// on its own clock.)
+	Now func() time.Time
+	// Logger receives operational logs (store failures, damaged layers);
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// CacheStats are the counters of a [StepCache] since it was opened.
+type CacheStats struct {
+	// Hits and Misses count the lookups of steps: a hit is a step
+	// replayed, a miss one that was executed because no usable layer was
+	// found, whatever the reason (absent, expired, damaged, store down).
+	Hits, Misses uint64
+	// Stores counts the layers written.
+	Stores uint64
+	// Errors counts the failures of the store and of layers: the store
+	// unreachable or full, a layer that did not verify or could not be
+	// replayed, a layer that could not be captured or written.
+	Errors uint64
+}
+
+// StepCache stores the layers of deterministic steps and replays them on
+// later requests; see the package documentation, "Step cache". Open one
+// with [OpenCache] and set it as [Config].Cache; several Sandboxes may
+// share one. A StepCache is safe for concurrent use. Close releases it.
+//
+// A failure of the store never fails a request: the step is executed (a
+// miss), and the failure is logged and counted in [StepCache.Stats].
+type StepCache struct {
+	store      cacheBackend
+	kind       string // "dir" or "redis"
+	ns         string
+	ttl        time.Duration
+	imageID    string
+	toolchains []string
+	now        func() time.Time
+	log        *slog.Logger
+
+	hits, misses, stores, errs atomic.Uint64
+
+	// flights are the steps being executed by a request of this process,
+	// by key: concurrent requests at the same step wait for one of them.
+	flights   flightGroup
+	closeOnce sync.Once
+}
+
+// cacheBackend is a store of layer blobs by key, within one namespace.
+// Implementations are safe for concurrent use, by several processes too.
+type cacheBackend interface {
+	// get returns the blob of key, refreshing its expiry, or an error
+	// wrapping errCacheMiss when there is none (or it expired).
+	get(ctx context.Context, key string) (cacheBlob, error)
+	// create starts writing the blob of key; nothing is visible before
+	// commit, and a concurrent writer of the same key is harmless.
+	create(ctx context.Context, key string) (cacheSink, error)
+	// remove removes the blob of key, if any.
+	remove(ctx context.Context, key string) error
+	// drop removes every blob of the namespace and returns how many.
+	drop(ctx context.Context) (int, error)
+	close() error
+}
+
+// cacheBlob is a stored blob, readable at any offset until closed.
+type cacheBlob interface {
+	ReadAt(p []byte, off int64) (int, error)
+	Size() int64
+	Close() error
+}
+
+// cacheSink receives a blob being stored.
+type cacheSink interface {
+	Write(p []byte) (int, error)
+	// commit makes the size bytes written visible under the key.
+	commit(ctx context.Context, size int64) error
+	// abort discards what was written; after commit it does nothing.
+	abort()
+}
+
+var (
+	errCacheMiss = errors.New("no layer")
+	// errCacheUnavailable is returned without trying while a store that
+	// failed is given time to recover; it counts as a miss, not an error.
+	errCacheUnavailable = errors.New("the store is backing off after a failure")
+)
+
+// cacheNamespaceRE is what a namespace may be (cmd/svc checks the same).
+var cacheNamespaceRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// OpenCache opens the store of cfg.URL, creating a dir store if needed.
+// A Redis server that does not answer is not an error: the cache counts
+// misses until it does.
+func OpenCache(cfg CacheConfig) (*StepCache, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("cache: URL is required")
+	}
+	switch {
+	case cfg.TTL < 0:
+		return nil, fmt.Errorf("cache: TTL must not be negative, got %v", cfg.TTL)
+	case cfg.MaxBytes < 0:
+		return nil, fmt.Errorf("cache: MaxBytes must not be negative, got %d", cfg.MaxBytes)
+	}
+	c := &StepCache{
+		ns:         orDefault(cfg.Namespace, "default"),
+		ttl:        orDefault(cfg.TTL, 24*time.Hour),
+		imageID:    cfg.ImageID,
+		toolchains: slices.Clone(cfg.Toolchains),
+		now:        cfg.Now,
+		log:        cfg.Logger,
+	}
+	if !cacheNamespaceRE.MatchString(c.ns) || c.ns == "." || c.ns == ".." {
+		return nil, fmt.Errorf("cache: Namespace must be 1 to 64 of A-Z a-z 0-9 . _ - (not . or ..), got %q", c.ns)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.imageID == "" || c.toolchains == nil {
+		id, tc, err := DetectImage("/")
+		if err != nil {
+			return nil, fmt.Errorf("cache: %w", err)
+		}
+		if c.imageID == "" {
+			c.imageID = id
+		}
+		if c.toolchains == nil {
+			c.toolchains = tc
+		}
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("cache: URL: %w", err)
+	}
+	switch u.Scheme {
+	case "dir":
+		if u.Host != "" || u.Path == "" || u.Path[0] != '/' {
+			return nil, fmt.Errorf("cache: URL: want dir:///absolute/path, got %q", cfg.URL)
+		}
+		c.kind = "dir"
+		c.store, err = openDirCache(u.Path, c.ns, c.ttl, orDefault(cfg.MaxBytes, 4*GiB), c.now, c.log)
+	case "redis", "rediss":
+		c.kind = "redis"
+		c.store, err = openRedisCache(cfg.URL, c.ns, c.ttl, c.now, c.log)
+	default:
+		return nil, fmt.Errorf("cache: URL: want dir:///path or redis://host:port/db, got %q", cfg.URL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return c, nil
+}
+
+// Drop removes every layer of the namespace, for every instance sharing
+// the store, and returns how many it removed. Requests running meanwhile
+// may store layers again.
+func (c *StepCache) Drop(ctx context.Context) (int, error) {
+	n, err := c.store.drop(ctx)
+	if err != nil {
+		c.errs.Add(1)
+		c.log.Error("step cache: drop", "namespace", c.ns, "err", err)
+		return n, &Error{Code: CodeInternalError, Msg: "cache: dropping the layers failed", Err: err}
+	}
+	c.log.Info("step cache: dropped the namespace", "namespace", c.ns, "layers", n)
+	return n, nil
+}
+
+// Stats returns the counters since the cache was opened.
+func (c *StepCache) Stats() CacheStats {
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Stores: c.stores.Load(), Errors: c.errs.Load()}
+}
+
+// Info describes the cache for GET /info: the backend ("dir" or
+// "redis"), the namespace and the TTL.
+func (c *StepCache) Info() (backend, namespace string, ttl time.Duration) {
+	return c.kind, c.ns, c.ttl
+}
+
+// Close releases the store: it stops the background expiry of a dir store
+// and closes the connections to Redis. Sandboxes using the cache must be
+// closed first. Close is idempotent.
+func (c *StepCache) Close() error {
+	var err error
+	c.closeOnce.Do(func() { err = c.store.close() })
+	return err
+}
+
+// lookup returns the verified layer of key for a step of ntasks tasks and
+// its blob, which the caller closes; nil when there is none to use. A
+// layer that does not verify is removed.
+func (c *StepCache) lookup(ctx context.Context, key string, ntasks int) (*layer, cacheBlob) {
+	blob, err := c.store.get(ctx, key)
+	switch {
+	case errors.Is(err, errCacheMiss) || errors.Is(err, errCacheUnavailable):
+		return nil, nil
+	case err != nil:
+		if ctx.Err() == nil { // else the request gave up: not the store's fault
+			c.failed("look up a layer", key, err)
+		}
+		return nil, nil
+	}
+	l, err := verifyLayer(blob, blob.Size(), key)
+	if err == nil {
+		err = checkResults(l.results, ntasks)
+	}
+	if err != nil {
+		blob.Close()
+		c.discard(ctx, key, err)
+		return nil, nil
+	}
+	return l, blob
+}
+
+// checkResults checks the results of a layer: one per task, each of a
+// step that may be stored.
+func checkResults(rs []Result, ntasks int) error {
+	if len(rs) != ntasks {
+		return corruptLayer("%d results for a step of %d tasks", len(rs), ntasks)
+	}
+	if why := unstorable(rs); why != "" {
+		return corruptLayer("results: %s", why)
+	}
+	return nil
+}
+
+// unstorable says why a step with these results may not be stored, or ""
+// when it may: every task must have exited by itself with whole output. A
+// compile error is as deterministic as a success; a timeout, an OOM kill
+// or a truncated output is not.
+func unstorable(rs []Result) string {
+	for i, r := range rs {
+		switch {
+		case r.Outcome != OutcomeExited:
+			return fmt.Sprintf("task %d ended %s", i, r.Outcome)
+		case r.StdoutTruncated || r.StderrTruncated:
+			return fmt.Sprintf("task %d's output was truncated", i)
+		}
+	}
+	return ""
+}
+
+// discard removes the layer of key, found damaged or unusable for why.
+func (c *StepCache) discard(ctx context.Context, key string, why error) {
+	c.errs.Add(1)
+	c.log.Warn("step cache: removing a damaged layer", "key", key, "err", why)
+	if err := c.store.remove(ctx, key); err != nil {
+		c.log.Warn("step cache: remove a damaged layer", "key", key, "err", err)
+	}
+}
+
+// failed counts and logs a failure of the store or of a layer.
+func (c *StepCache) failed(what, key string, err error) {
+	c.errs.Add(1)
+	c.log.Warn("step cache: "+what, "key", key, "err", err)
+}
+
+// put writes the layer of key: the results, then what write adds. A
+// layer over limit bytes, or over what the store may hold, is not stored
+// (errLayerTooLarge, not counted as an error). Failures are counted and
+// logged, and returned.
+func (c *StepCache) put(ctx context.Context, key string, results []Result, limit int64, write func(*layerWriter) error) error {
+	js, err := json.Marshal(results)
+	if err != nil {
+		c.failed("encode results", key, err)
+		return err
+	}
+	sink, err := c.store.create(ctx, key)
+	if err != nil {
+		if !errors.Is(err, errCacheUnavailable) {
+			c.failed("store a layer", key, err)
+		}
+		return err
+	}
+	lw := newLayerWriter(sink, key, js, limit)
+	err = write(lw)
+	var size int64
+	if err == nil {
+		size, err = lw.close()
+	}
+	if err == nil {
+		err = sink.commit(ctx, size)
+	}
+	if err != nil {
+		sink.abort()
+		switch {
+		case errors.Is(err, errLayerTooLarge):
+			c.log.Info("step cache: not storing a layer too large to store", "key", key, "workspace_size", limit)
+		case errors.Is(err, errCacheUnavailable) || ctx.Err() != nil:
+		default:
+			c.failed("store a layer", key, err)
+		}
+		return err
+	}
+	c.stores.Add(1)
+	return nil
+}
+
+// keyRoot is the hash every key of a Sandbox with cfg chains from: the
+// format, the namespace, the image, its toolchains, the architecture and
+// every limit.
+func (c *StepCache) keyRoot(cfg *Config) [32]byte {
+	var k keyHash
+	k.init()
+	k.str("svc step cache")
+	k.num(cacheFormat)
+	k.str(c.ns)
+	k.str(c.imageID)
+	k.num(int64(len(c.toolchains)))
+	for _, t := range c.toolchains {
+		k.str(t)
+	}
+	k.str(runtime.GOARCH)
+	// Every field by name; a field added to Limits is covered unasked.
+	k.str(fmt.Sprintf("%+v", cfg.Limits))
+	k.num(cfg.WorkspaceSize)
+	return k.sum()
+}
+
+// stepKeys returns the keys of the first n steps of req (validated): each
+// the hash of the previous key and the step's canonical form, so a key
+// names the whole state its step ran in.
+func stepKeys(root [32]byte, req *Request, n int, def Profile) []string {
+	keys := make([]string, n)
+	prev := root
+	for i := range n {
+		var k keyHash
+		k.init()
+		k.h.Write(prev[:])
+		tasks := req.Steps[i].Tasks
+		k.num(int64(len(tasks)))
+		for j := range tasks {
+			k.task(&tasks[j], def)
+		}
+		prev = k.sum()
+		keys[i] = hex.EncodeToString(prev[:])
+	}
+	return keys
+}
+
+// keyHash hashes an unambiguous encoding: each string is preceded by its
+// length.
+type keyHash struct {
+	h   hash.Hash
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (k *keyHash) init()        { k.h = sha256.New() }
+func (k *keyHash) num(v int64)  { k.h.Write(binary.AppendVarint(k.buf[:0], v)) }
+func (k *keyHash) str(s string) { k.num(int64(len(s))); k.h.Write([]byte(s)) }
+
+func (k *keyHash) sum() (s [32]byte) {
+	k.h.Sum(s[:0])
+	return s
+}
+
+// task hashes what makes a task's run: everything but Cache. Files are
+// their content's SHA-256, which is what a file_id is, so an inline file
+// and a stored one with the same bytes are the same. The profile is the
+// resolved one, with the digest of its compiled policy.
+func (k *keyHash) task(t *Task, def Profile) {
+	k.str(t.Cmd)
+	k.num(int64(len(t.Args)))
+	for _, a := range t.Args {
+		k.str(a)
+	}
+	env := sortedKeys(t.Env)
+	k.num(int64(len(env)))
+	for _, name := range env {
+		k.str(name)
+		k.str(t.Env[name])
+	}
+	k.str(t.Stdin)
+	wd := t.WorkingDir
+	if wd == "" {
+		wd = "/svc"
+	}
+	k.str(wd)
+	files := sortedKeys(t.Files)
+	k.num(int64(len(files)))
+	for _, p := range files {
+		k.str(p)
+		f := t.Files[p]
+		if f.FileID != "" {
+			k.str(f.FileID)
+		} else {
+			sum := sha256.Sum256([]byte(f.Content))
+			k.str(hex.EncodeToString(sum[:]))
+		}
+	}
+	p := t.SandboxProfile
+	if p == "" {
+		p = def
+	}
+	k.str(policyIdentity(p))
+}
+
+// cacheable reports whether the task may be stored and replayed: its
+// Cache, else the request's, else true for a legacy request.
+func (t *Task) cacheable(r *Request) bool {
+	if t.Cache != nil {
+		return *t.Cache
+	}
+	return r.Cache || r.Legacy
+}
+
+// leadingCacheable returns the number of steps of the leading run of
+// cacheable steps: a step is cacheable when all its tasks are.
+func (r *Request) leadingCacheable() int {
+	for i, s := range r.Steps {
+		for j := range s.Tasks {
+			if !s.Tasks[j].cacheable(r) {
+				return i
+			}
+		}
+	}
+	return len(r.Steps)
+}
+
+// errReplayFailed is returned by a step whose layer could not be replayed;
+// Run then starts the request again in a clean workspace without replays.
+var errReplayFailed = errors.New("replay failed")
+
+// cacheRun is the step cache's part of one attempt at running a request.
+// A nil *cacheRun is a request the cache has nothing to do with.
+type cacheRun struct {
+	c      *StepCache
+	rq     *request
+	stored storedFiles
+	keys   []string // of the leading cacheable steps
+	limit  int64    // a layer's size bound: the workspace size
+	// chain is true while the workspace is the state the key of the
+	// previous step names: every step so far was replayed or executed
+	// and stored. Once false, no step is looked up or stored.
+	chain bool
+	// lookups is false on the attempt after a replay failed.
+	lookups bool
+	// snap is a snapshot of the workspace as it is, nil when unknown.
+	snap *tree
+
+	replayed, storedN int
+}
+
+// newCacheRun returns the cache's part of a request, nil when the cache is
+// disabled or the request has no leading cacheable step.
+func (s *Sandbox) newCacheRun(rq *request, stored storedFiles, keys []string, lookups bool) *cacheRun {
+	if len(keys) == 0 {
+		return nil
+	}
+	return &cacheRun{
+		c: s.cfg.Cache, rq: rq, stored: stored, keys: keys, limit: s.cfg.WorkspaceSize,
+		chain: true, lookups: lookups,
+	}
+}
+
+// chained reports whether step i goes through the cache.
+func (cr *cacheRun) chained(i int) bool { return cr != nil && cr.chain && i < len(cr.keys) }
+
+// breakChain stops the cache for the rest of the request.
+func (cr *cacheRun) breakChain() {
+	if cr != nil {
+		cr.chain = false
+	}
+}
+
+// counts returns the steps replayed and stored.
+func (cr *cacheRun) counts() (replayed, stored int) {
+	if cr == nil {
+		return 0, 0
+	}
+	return cr.replayed, cr.storedN
+}
+
+// step runs step i of the chain: it replays the step's layer if there is
+// one, else executes the step and stores its layer. Requests of this
+// process at the same step run it once: the first executes it, the
+// others wait for it (each under its own deadline) and replay what it
+// stored, or execute the step too if it stored nothing.
+func (cr *cacheRun) step(ctx context.Context, i int, step Step) (StepResult, error) {
+	if !cr.lookups {
+		return cr.execute(ctx, i, step)
+	}
+	finish, wait := cr.c.flights.begin(cr.keys[i])
+	if finish == nil {
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return StepResult{}, ctx.Err()
+		}
+	} else {
+		defer finish()
+	}
+	if sr, ok, err := cr.replay(ctx, i, step); ok || err != nil {
+		return sr, err
+	}
+	cr.c.misses.Add(1)
+	return cr.execute(ctx, i, step)
+}
+
+// replay applies the layer of step i, if the store has a usable one.
+func (cr *cacheRun) replay(ctx context.Context, i int, step Step) (StepResult, bool, error) {
+	key := cr.keys[i]
+	l, blob := cr.c.lookup(ctx, key, len(step.Tasks))
+	if l == nil {
+		return StepResult{}, false, nil
+	}
+	defer blob.Close()
+	cr.snap = nil
+	if err := cr.rq.applyLayer(l, key); err != nil {
+		// The workspace is half changed: Run starts over.
+		cr.c.misses.Add(1)
+		cr.c.discard(ctx, key, fmt.Errorf("replay: %w", err))
+		return StepResult{}, false, fmt.Errorf("%w: %w", errReplayFailed, err)
+	}
+	cr.c.hits.Add(1)
+	cr.replayed++
+	sr := StepResult{Parallel: step.Parallel, Results: l.results}
+	for j := range sr.Results {
+		sr.Results[j].Replayed = true
+	}
+	cr.rq.spendOutput(sr)
+	return sr, true, nil
+}
+
+// execute runs step i and stores its layer: the difference between
+// snapshots of the workspace before and after it.
+func (cr *cacheRun) execute(ctx context.Context, i int, step Step) (StepResult, error) {
+	key := cr.keys[i]
+	before := cr.snap
+	cr.snap = nil
+	if before == nil {
+		var err error
+		if before, err = cr.rq.snapshot(); err != nil {
+			cr.c.failed("snapshot the workspace", key, err)
+			cr.chain = false
+		}
+	}
+	sr, err := cr.rq.runStep(ctx, step, cr.stored)
+	if err != nil || !cr.chain {
+		cr.chain = false
+		return sr, err
+	}
+	if why := unstorable(sr.Results); why != "" {
+		cr.c.log.Debug("step cache: not storing a step", "key", key, "reason", why)
+		cr.chain = false
+		return sr, nil
+	}
+	after, err := cr.rq.snapshot()
+	if err != nil {
+		cr.c.failed("snapshot the workspace", key, err)
+		cr.chain = false
+		return sr, nil
+	}
+	changes, err := diffTrees(before, after)
+	if err != nil {
+		cr.c.log.Info("step cache: not storing a step", "key", key, "reason", err)
+		cr.chain = false
+		return sr, nil
+	}
+	cr.snap = after
+	err = cr.c.put(ctx, key, sr.Results, cr.limit, func(lw *layerWriter) error {
+		return cr.rq.writeLayer(lw, changes, after)
+	})
+	if err != nil {
+		// Counted and logged by put. The state is still the one the key
+		// names, but stop here: a store that failed once will likely
+		// fail again, and the rule stays simple (a step after one that
+		// was not stored is not stored).
+		cr.chain = false
+		return sr, nil
+	}
+	cr.storedN++
+	return sr, nil
+}
+
+// flightGroup tracks the steps being executed, by key. It is
+// golang.org/x/sync/singleflight's idea, but the waiters need their own
+// cancellation: the leader runs the step in its own workspace, and a
+// waiter must be able to give up at its own deadline (singleflight's Do
+// cannot be abandoned, and DoChan runs the function on another goroutine
+// that a cancelled leader could not wait for).
+type flightGroup struct {
+	mu sync.Mutex // guards m
+	m  map[string]chan struct{}
+}
+
+// begin makes the caller the leader of key and returns finish, which it
+// must call when done; or, when another caller leads, returns a channel
+// closed when that one finishes.
+func (g *flightGroup) begin(key string) (finish func(), wait <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ch, ok := g.m[key]; ok {
+		return nil, ch
+	}
+	if g.m == nil {
+		g.m = make(map[string]chan struct{})
+	}
+	ch := make(chan struct{})
+	g.m[key] = ch
+	return func() {
+		g.mu.Lock()
+		delete(g.m, key)
+		g.mu.Unlock()
+		close(ch)
+	}, nil
+}

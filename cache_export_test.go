@@ -1,0 +1,48 @@
+package svc
+
+// Internals the external cache tests (package svc_test) use.
+
+import "bytes"
+
+// StepKeysForTest returns the keys of the leading cacheable steps of req
+// (validated first) as sb computes them.
+func StepKeysForTest(sb *Sandbox, req *Request) []string {
+	if err := req.Validate(sb.limits, sb.cfg.AllowedProfiles); err != nil {
+		panic(err)
+	}
+	return stepKeys(sb.cfg.Cache.keyRoot(&sb.cfg), req, req.leadingCacheable(), sb.cfg.DefaultProfile)
+}
+
+// LayerPathForTest returns the file of key in a dir:// cache.
+func LayerPathForTest(c *StepCache, key string) string { return c.store.(*dirCache).path(key) }
+
+// LayerEntryForTest is an entry of a layer made by EncodeLayerForTest.
+// Kind is 'w', 'd', 'l' or 'f'; Content is a file's.
+type LayerEntryForTest struct {
+	Kind            byte
+	Path            string
+	Mode            uint32
+	Target, Content string
+}
+
+// EncodeLayerForTest returns the blob of a layer of key, with a valid
+// digest, whatever its entries say.
+func EncodeLayerForTest(key, resultsJSON string, entries []LayerEntryForTest) []byte {
+	var b bytes.Buffer
+	lw := newLayerWriter(&b, key, []byte(resultsJSON), 1<<40)
+	for _, e := range entries {
+		le := &layerEntry{kind: e.Kind, path: e.Path, mode: e.Mode, target: e.Target, size: int64(len(e.Content)), sec: 1e9}
+		if err := lw.entry(le); err != nil {
+			panic(err)
+		}
+		if e.Kind == kindFile {
+			if err := lw.content(bytes.NewReader([]byte(e.Content)), le.size); err != nil {
+				panic(err)
+			}
+		}
+	}
+	if _, err := lw.close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
