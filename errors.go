@@ -69,6 +69,8 @@ var (
 	ErrInternal           = &Error{Code: CodeInternalError}
 )
 
+// Error returns Msg (the code when Msg is empty), followed by the cause
+// when there is one.
 func (e *Error) Error() string {
 	msg := e.Msg
 	if msg == "" {

@@ -27,7 +27,10 @@ type Request struct {
 // in its own PID namespace and cgroup, sharing the workspace. It keeps its
 // JSON shape: an object for a single task, an array for a parallel step.
 type Step struct {
-	Tasks    []Task
+	// Tasks are the step's tasks: one for a single step.
+	Tasks []Task
+	// Parallel marks a parallel step, encoded as an array even when it
+	// has one task.
 	Parallel bool
 }
 
@@ -53,7 +56,8 @@ func (s Step) MarshalJSON() ([]byte, error) {
 type Task struct {
 	// Cmd is the program, resolved through PATH inside the sandbox unless
 	// it contains a slash.
-	Cmd  string   `json:"cmd"`
+	Cmd string `json:"cmd"`
+	// Args are the arguments after the command's name.
 	Args []string `json:"args,omitempty"`
 	// Env is added to the fixed task environment (PATH, HOME, TMPDIR, LANG).
 	Env map[string]string `json:"env,omitempty"`
@@ -161,6 +165,8 @@ func (o Outcome) Ran() bool {
 // Result is the result of one task: completed (Outcome.Ran) with an exit
 // code, output and statistics, or not run with a reason in Error.
 type Result struct {
+	// Outcome says how the task ended; Outcome.Ran tells a completed
+	// result from a not-run one.
 	Outcome Outcome
 	// ExitCode is the exit status, or 128+Signal when a signal ended the task.
 	ExitCode int
@@ -168,11 +174,15 @@ type Result struct {
 	Signal int
 	// Replayed is true when the result came from the step cache; Stats
 	// are then those of the original run.
-	Replayed        bool
-	Stdout, Stderr  string
+	Replayed bool
+	// Stdout and Stderr are the task's output, each cut at the output
+	// limit; bytes that are not UTF-8 are replaced by U+FFFD.
+	Stdout, Stderr string
+	// StdoutTruncated and StderrTruncated report a stream cut short.
 	StdoutTruncated bool
 	StderrTruncated bool
-	Stats           Stats
+	// Stats are the task's resource statistics.
+	Stats Stats
 	// Error says why a task did not run (not-run results only).
 	Error string
 }
@@ -180,15 +190,24 @@ type Result struct {
 // Stats are a completed task's resource statistics. A nil value is one the
 // kernel does not provide; it is never a made-up zero.
 type Stats struct {
-	WallTimeMs        int64  `json:"wall_time_ms"`
-	CPUUsageUsec      *int64 `json:"cpu_usage_usec"`
-	CPUUserUsec       *int64 `json:"cpu_user_usec"`
-	CPUSystemUsec     *int64 `json:"cpu_system_usec"`
-	CPUNrThrottled    *int64 `json:"cpu_nr_throttled"`
-	CPUThrottledUsec  *int64 `json:"cpu_throttled_usec"`
-	MemoryPeakBytes   *int64 `json:"memory_peak_bytes"`
-	PidsPeak          *int64 `json:"pids_peak"`
-	OOMKillCount      *int64 `json:"oom_kill_count"`
+	// WallTimeMs is the task's wall time in milliseconds.
+	WallTimeMs int64 `json:"wall_time_ms"`
+	// CPU time of all the task's processes in microseconds: in all,
+	// in user and in kernel mode.
+	CPUUsageUsec  *int64 `json:"cpu_usage_usec"`
+	CPUUserUsec   *int64 `json:"cpu_user_usec"`
+	CPUSystemUsec *int64 `json:"cpu_system_usec"`
+	// CPU bandwidth throttling by the task's cpu.max: how many periods
+	// were throttled and for how long in all, in microseconds.
+	CPUNrThrottled   *int64 `json:"cpu_nr_throttled"`
+	CPUThrottledUsec *int64 `json:"cpu_throttled_usec"`
+	// MemoryPeakBytes is the peak memory use of the task's cgroup.
+	MemoryPeakBytes *int64 `json:"memory_peak_bytes"`
+	// PidsPeak is the most processes and threads the task had at once.
+	PidsPeak *int64 `json:"pids_peak"`
+	// OOMKillCount counts the task's processes the OOM killer killed.
+	OOMKillCount *int64 `json:"oom_kill_count"`
+	// PidsLimitHitCount counts the forks the pids limit refused.
 	PidsLimitHitCount *int64 `json:"pids_limit_hit_count"`
 }
 
@@ -290,9 +309,12 @@ type Response struct {
 
 // CacheSummary reports what the step cache did for a request.
 type CacheSummary struct {
-	Enabled       bool `json:"enabled"`
-	ReplayedSteps int  `json:"replayed_steps"`
-	StoredSteps   int  `json:"stored_steps"`
+	// Enabled reports whether the sandbox has a step cache.
+	Enabled bool `json:"enabled"`
+	// ReplayedSteps is the number of steps replayed from the cache.
+	ReplayedSteps int `json:"replayed_steps"`
+	// StoredSteps is the number of steps this request ran and stored.
+	StoredSteps int `json:"stored_steps"`
 }
 
 // MarshalJSON encodes the envelope, or the bare array for a legacy request.

@@ -1,8 +1,36 @@
 // Package svctest starts real sandboxes and real svc servers for tests, in
-// the shape of net/http/httptest: [NewServer] serves the HTTP API on a
-// loopback port with a real [svc.Sandbox] and [svc.FileStore], and
-// [New] returns a Sandbox alone. Both clean up through t.Cleanup and skip
-// the test, saying why, when the process is not root.
+// the shape of net/http/httptest, and holds the helpers of a judge's test
+// harness.
+//
+// [New] returns a ready [svc.Sandbox] with its own [svc.FileStore];
+// [NewServer] serves the HTTP API on a loopback port with a real sandbox
+// and file store, and [Server.NewClient] gives a [client.Client] of it.
+// Both clean up through t.Cleanup and skip the test, saying why, when the
+// machine cannot run sandboxes ([Check]: not root, no cgroups, no seccomp,
+// an old kernel). Each gets a fresh state directory and a range of host
+// ids of its own ([UIDBase]), so parallel tests and test processes do not
+// collide.
+//
+//	func TestSum(t *testing.T) {
+//		sb := svctest.New(t, svc.Config{})
+//		rep, err := svctest.Judge(context.Background(), sb, svctest.CPP(src), cases, svctest.Tokens)
+//		if err != nil {
+//			t.Fatal(err)
+//		}
+//		t.Log("\n" + rep.String())
+//		if !rep.Accepted() {
+//			t.Errorf("verdicts %v", rep.Verdicts())
+//		}
+//	}
+//
+// # Judging
+//
+// A [Program] is a source, the command that builds it and the command
+// that runs it ([C], [CPP], [Python]). [RunInputs] builds it once and
+// runs it on many inputs in parallel steps; [Judge] does that for test
+// cases ([Case]) and compares each output with the expected one
+// ([Exact], [Tokens]), giving a [Report]: a [Verdict] per case and a
+// table with the time and memory of each.
 package svctest
 
 import (
@@ -23,6 +51,7 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/client"
 	"github.com/svc-sandbox/svc/httpapi"
 )
 
@@ -54,9 +83,12 @@ type Server struct {
 	// Client talks to the server; it has no timeout of its own.
 	Client *http.Client
 
-	Sandbox  *svc.Sandbox
-	Files    *svc.FileStore
-	Handler  *httpapi.Handler
+	// Sandbox, Files and Handler are the server's parts, for a test to
+	// look at or act on (Handler.Drain, Files.Delete).
+	Sandbox *svc.Sandbox
+	Files   *svc.FileStore
+	Handler *httpapi.Handler
+	// StateDir is the state directory of the sandbox.
 	StateDir string
 
 	t        testing.TB
@@ -122,6 +154,27 @@ func NewServer(t testing.TB, cfg Config) *Server {
 		}
 	}()
 	return s
+}
+
+// NewClient returns a client of the server (package client) for cfg,
+// with the server's URL, its key and its HTTP client unless cfg sets
+// them. Each call returns a new client, which remembers its own uploads.
+func (s *Server) NewClient(cfg client.Config) *client.Client {
+	s.t.Helper()
+	if cfg.URL == "" {
+		cfg.URL = s.URL
+	}
+	if cfg.Key == "" {
+		cfg.Key = s.Key
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = s.Client
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		s.t.Fatalf("svctest: %v", err)
+	}
+	return c
 }
 
 // Request returns a request for the server's path with the API key set.
@@ -221,7 +274,7 @@ func New(t testing.TB, cfg svc.Config) *svc.Sandbox {
 // caller's.
 func newSandbox(t testing.TB, cfg *svc.Config, fcfg svc.FileStoreConfig) *svc.Sandbox {
 	t.Helper()
-	RequireRoot(t)
+	RequireSandbox(t)
 	if cfg.StateDir == "" {
 		// Not t.TempDir: sandbox identities must traverse the path, and
 		// t.TempDir's parent is 0700.
@@ -233,7 +286,7 @@ func newSandbox(t testing.TB, cfg *svc.Config, fcfg svc.FileStoreConfig) *svc.Sa
 		cfg.StateDir = dir
 	}
 	if cfg.UIDBase == 0 {
-		cfg.UIDBase = nextUIDBase()
+		cfg.UIDBase = UIDBase()
 	}
 	own := cfg.Files == nil
 	if own {
@@ -263,6 +316,7 @@ func newSandbox(t testing.TB, cfg *svc.Config, fcfg svc.FileStoreConfig) *svc.Sa
 }
 
 // RequireRoot skips the test, saying why, unless the process is root.
+// [RequireSandbox] checks everything a sandbox needs.
 func RequireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -283,12 +337,14 @@ const uidBlock = 1024
 
 var uidBlocks atomic.Int64
 
-// nextUIDBase returns a host id range no other sandbox of this process
-// uses, and none of another test process in all likelihood: the process
-// id picks a region of 64 blocks in 4M..272M, above the library's default
-// range (whose tests look for leftover processes by uid) and below the
-// 300M.. of cmd/svc's tests.
-func nextUIDBase() int {
+// UIDBase returns the first of a range of 1024 host ids (enough for
+// svc.Config.UIDBase of a sandbox with up to 512 task slots) that no other
+// sandbox of this process uses, and none of another test process in all
+// likelihood: the process id picks a region of 64 ranges in 4M..272M,
+// above the library's default range (whose tests look for leftover
+// processes by uid) and below the 300M.. of cmd/svc's tests. Pass it to a
+// program a test starts that makes sandboxes of its own.
+func UIDBase() int {
 	region := os.Getpid() % 4096
 	n := uidBlocks.Add(1) % 64
 	return 4_000_000 + (region*64+int(n))*uidBlock

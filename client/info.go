@@ -1,0 +1,152 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/svc-sandbox/svc"
+)
+
+// Info is what a server says about itself (GET /info).
+type Info struct {
+	// Version is the server's module version, "devel" for a build
+	// from a work tree.
+	Version string
+	// ImageID identifies the root filesystem the sandboxes see; the
+	// step cache is shared only between instances with the same one.
+	ImageID string
+	// Arch is the server's GOARCH.
+	Arch string
+	// Toolchains are the detected or configured toolchains, as
+	// name-version ("gcc-12").
+	Toolchains []string
+	// CgroupVersion is 1 or 2.
+	CgroupVersion int
+	// AllowedProfiles are the sandbox profiles tasks may ask for;
+	// DefaultProfile is the profile of tasks that name none.
+	AllowedProfiles []svc.Profile
+	DefaultProfile  svc.Profile
+	// Cache describes the step cache.
+	Cache CacheInfo
+	// Limits are the limits every task and request is held to.
+	Limits svc.Limits
+}
+
+// CacheInfo describes a server's step cache.
+type CacheInfo struct {
+	// Enabled is false when the server runs without a step cache.
+	Enabled bool
+	// Namespace is the cache namespace; instances share layers within
+	// one.
+	Namespace string
+	// TTL is how long a cached layer is kept.
+	TTL time.Duration
+	// Backend is "dir" or "redis".
+	Backend string
+}
+
+// infoJSON is the wire form of GET /info (API.md).
+type infoJSON struct {
+	Version         string   `json:"version"`
+	ImageID         string   `json:"image_id"`
+	Arch            string   `json:"arch"`
+	Toolchains      []string `json:"toolchains"`
+	CgroupVersion   int      `json:"cgroup_version"`
+	SandboxProfiles struct {
+		Allowed []svc.Profile `json:"allowed"`
+		Default svc.Profile   `json:"default"`
+	} `json:"sandbox_profiles"`
+	Cache struct {
+		Enabled   bool   `json:"enabled"`
+		Namespace string `json:"namespace"`
+		TTLSecs   int64  `json:"ttl_secs"`
+		Backend   string `json:"backend"`
+	} `json:"cache"`
+	Limits struct {
+		MemoryMax          int64  `json:"memory_max_bytes"`
+		PidsMax            int64  `json:"pids_max"`
+		CPUMax             string `json:"cpu_max"`
+		WallTimeoutMs      int64  `json:"wall_timeout_ms"`
+		CPUTimeLimitMs     int64  `json:"cpu_time_limit_ms"`
+		OverallTimeoutMs   int64  `json:"overall_timeout_ms"`
+		OutputLimit        int64  `json:"output_limit_bytes"`
+		RequestOutputLimit int64  `json:"request_output_limit_bytes"`
+		MaxSteps           int    `json:"max_steps"`
+		MaxParallelTasks   int    `json:"max_parallel_tasks"`
+		MaxConcurrency     int    `json:"max_concurrency"`
+		ExecuteBodyLimit   int64  `json:"execute_body_limit_bytes"`
+		UploadFileLimit    int64  `json:"upload_file_limit_bytes"`
+	} `json:"limits"`
+}
+
+// Info returns the server's capabilities and effective limits (GET /info).
+func (c *Client) Info(ctx context.Context) (*Info, error) {
+	var v infoJSON
+	if err := c.getJSON(ctx, http.MethodGet, "/info", nil, &v); err != nil {
+		return nil, err
+	}
+	l := v.Limits
+	cpuMax, err := svc.ParseCPUMax(l.CPUMax)
+	if err != nil {
+		return nil, &svc.Error{Code: svc.CodeInternalError, Msg: "client: GET /info: limits.cpu_max: " + err.Error(), Err: err}
+	}
+	return &Info{
+		Version: v.Version, ImageID: v.ImageID, Arch: v.Arch, Toolchains: v.Toolchains,
+		CgroupVersion:   v.CgroupVersion,
+		AllowedProfiles: v.SandboxProfiles.Allowed, DefaultProfile: v.SandboxProfiles.Default,
+		Cache: CacheInfo{Enabled: v.Cache.Enabled, Namespace: v.Cache.Namespace,
+			TTL: time.Duration(v.Cache.TTLSecs) * time.Second, Backend: v.Cache.Backend},
+		Limits: svc.Limits{
+			MemoryMax: l.MemoryMax, PidsMax: l.PidsMax, CPUMax: cpuMax,
+			WallTimeout:        time.Duration(l.WallTimeoutMs) * time.Millisecond,
+			CPUTimeLimit:       time.Duration(l.CPUTimeLimitMs) * time.Millisecond,
+			OverallTimeout:     time.Duration(l.OverallTimeoutMs) * time.Millisecond,
+			OutputLimit:        l.OutputLimit,
+			RequestOutputLimit: l.RequestOutputLimit,
+			MaxSteps:           l.MaxSteps, MaxParallelTasks: l.MaxParallelTasks, MaxConcurrency: l.MaxConcurrency,
+			ExecuteBodyLimit: l.ExecuteBodyLimit, UploadFileLimit: l.UploadFileLimit,
+		},
+	}, nil
+}
+
+// Health asks whether the server takes work (GET /health): nil when it
+// does, a shutting_down error while it drains. It is sent once, never
+// retried: its answer is the point, for a load balancer's probe say.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, call{method: http.MethodGet, path: "/health", noRetry: true,
+		handle: func(*http.Response) error { return nil }})
+}
+
+// Metrics returns the server's metrics in the Prometheus text format
+// (GET /metrics).
+func (c *Client) Metrics(ctx context.Context) (string, error) {
+	var text string
+	err := c.do(ctx, call{method: http.MethodGet, path: "/metrics", handle: func(r *http.Response) error {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return retryable{err}
+		}
+		text = string(b)
+		return nil
+	}})
+	return text, err
+}
+
+// DropCache drops every layer of the server's cache namespace, on every
+// instance sharing it (DELETE /cache), and returns how many it dropped.
+// A server without a step cache answers cache_disabled.
+func (c *Client) DropCache(ctx context.Context) (int, error) {
+	var v struct {
+		DroppedLayers *int `json:"dropped_layers"`
+	}
+	if err := c.getJSON(ctx, http.MethodDelete, "/cache", nil, &v); err != nil {
+		return 0, err
+	}
+	if v.DroppedLayers == nil {
+		return 0, &svc.Error{Code: svc.CodeInternalError, Msg: fmt.Sprintf("client: DELETE /cache: the answer has no %q", "dropped_layers")}
+	}
+	return *v.DroppedLayers, nil
+}

@@ -1,0 +1,142 @@
+// Package examples_test builds every example program, runs it, and checks
+// that it prints what the README shows it printing.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-sandbox/svc/svctest"
+)
+
+// TestExamples builds the examples with the go command and runs each as
+// the README says: hello and judge make sandboxes of their own, client
+// talks to a server the test starts.
+func TestExamples(t *testing.T) {
+	svctest.RequireSandbox(t)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := build(t, "hello", "judge", "client")
+
+	t.Run("hello", func(t *testing.T) {
+		t.Parallel()
+		out := runExample(t, filepath.Join(bin, "hello"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
+		same(t, "hello", out, readmeOutput(t, readme, "hello"))
+	})
+	t.Run("judge", func(t *testing.T) {
+		t.Parallel()
+		out := runExample(t, filepath.Join(bin, "judge"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
+		same(t, "judge", out, readmeOutput(t, readme, "judge"))
+	})
+	t.Run("client", func(t *testing.T) {
+		t.Parallel()
+		s := svctest.NewServer(t, svctest.Config{})
+		out := runExample(t, filepath.Join(bin, "client"), "-url", s.URL, "-key", s.Key)
+		// The README shows the default URL.
+		out = strings.ReplaceAll(out, s.URL, "http://127.0.0.1:8080")
+		same(t, "client", out, readmeOutput(t, readme, "client"))
+		if files := s.Files.List(); len(files) != 0 {
+			t.Errorf("the client left %d files on the server", len(files))
+		}
+	})
+}
+
+// build builds the examples into a temporary directory with the go
+// command that runs the tests.
+func build(t *testing.T, names ...string) string {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	dir := t.TempDir()
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, n := range names {
+		args = append(args, "./"+n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goCmd, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return dir
+}
+
+// runExample runs an example program and returns its standard output.
+func runExample(t *testing.T, prog string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(prog), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// readmeOutput returns the block the README shows as the output of an
+// example: the fenced block after the line "<!-- output of examples/NAME -->".
+func readmeOutput(t *testing.T, readme []byte, name string) string {
+	t.Helper()
+	marker := "<!-- output of examples/" + name + " -->"
+	_, after, ok := strings.Cut(string(readme), marker)
+	if !ok {
+		t.Fatalf("README.md has no %s", marker)
+	}
+	m := regexp.MustCompile("(?s)^\\s*```[a-z]*\\n(.*?)```").FindStringSubmatch(after)
+	if m == nil {
+		t.Fatalf("README.md: no fenced block after %s", marker)
+	}
+	return m[1]
+}
+
+// measured matches the numbers that vary from run to run: times and sizes.
+var measured = regexp.MustCompile(`\b\d+(\.\d+)? (ms|MiB|KiB)\b`)
+
+// normalize replaces measurements with a placeholder and spacing with one
+// space, line by line, so that a table's alignment does not matter.
+func normalize(s string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		l = measured.ReplaceAllString(l, "N $2")
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	return lines
+}
+
+// same fails the test unless got is the README's output but for the
+// measurements.
+func same(t *testing.T, name, got, readme string) {
+	t.Helper()
+	g, w := normalize(got), normalize(readme)
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		t.Errorf("examples/%s prints\n%s\nbut README.md shows\n%s", name, got, readme)
+	}
+}
+
+// TestNormalize: measurements and alignment do not matter, anything else
+// does.
+func TestNormalize(t *testing.T) {
+	a := "test  verdict   time     memory\n1     accepted  3 ms     0.8 MiB\n"
+	b := "test verdict time memory\n1 accepted 1005 ms 256.0 MiB\n"
+	if strings.Join(normalize(a), "\n") != strings.Join(normalize(b), "\n") {
+		t.Errorf("%q and %q differ", normalize(a), normalize(b))
+	}
+	c := "test verdict time memory\n1 wrong answer 3 ms 0.8 MiB\n"
+	if strings.Join(normalize(a), "\n") == strings.Join(normalize(c), "\n") {
+		t.Error("a different verdict is the same")
+	}
+}
