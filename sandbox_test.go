@@ -138,3 +138,19 @@ int main(int argc, char **argv) {
 	}
 	assertClean(t, sb)
 }
+
+// TestFreopenNative: the judges' freopen("input.txt", "r", stdin) idiom
+// works under native_v2 (glibc implements it with dup3).
+func TestFreopenNative(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	r := runC(t, sb, `#include <stdio.h>
+int main(void) {
+	if (!freopen("input.txt", "r", stdin)) { perror("freopen"); return 1; }
+	int a, b; if (scanf("%d %d", &a, &b) != 2) return 2;
+	printf("%d\n", a + b); return 0;
+}`, svc.Task{SandboxProfile: svc.ProfileNativeV2, Files: map[string]svc.File{"input.txt": {Content: "2 40\n"}}})
+	expect(t, r, svc.OutcomeExited, 0)
+	if r.Stdout != "42\n" {
+		t.Errorf("stdout %q", r.Stdout)
+	}
+}

@@ -94,13 +94,11 @@ type Cache interface {
 	// many it removed.
 	Drop(ctx context.Context) (int, error)
 	// Stats returns the cache's counters since it was opened.
-	Stats() CacheStats
+	Stats() svc.CacheStats
 }
 
-// CacheStats are the counters of a Cache, exported as metrics.
-type CacheStats struct {
-	Hits, Misses, Stores, Errors uint64
-}
+// *svc.StepCache is the cache of a real server.
+var _ Cache = (*svc.StepCache)(nil)
 
 // CacheInfo is the "cache" object of /info. Enabled is set by the Handler:
 // true exactly when Config.Cache is not nil.

@@ -38,7 +38,7 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_execution_slots", func() float64 { return float64(lim.MaxConcurrency) })
 	s.NewGauge("svc_execution_slots_in_use", func() float64 { return float64(h.sb.SlotsInUse()) })
 	s.NewGauge("svc_http_requests_in_flight", func() float64 { return float64(m.inFlight.Load()) })
-	cache := func(f func(CacheStats) uint64) func() float64 {
+	cache := func(f func(svc.CacheStats) uint64) func() float64 {
 		return func() float64 {
 			if h.cache == nil {
 				return 0
@@ -46,10 +46,10 @@ func newMetrics(h *Handler) *metricSet {
 			return float64(f(h.cache.Stats()))
 		}
 	}
-	s.NewGauge("svc_cache_hits_total", cache(func(c CacheStats) uint64 { return c.Hits }))
-	s.NewGauge("svc_cache_misses_total", cache(func(c CacheStats) uint64 { return c.Misses }))
-	s.NewGauge("svc_cache_stores_total", cache(func(c CacheStats) uint64 { return c.Stores }))
-	s.NewGauge("svc_cache_errors_total", cache(func(c CacheStats) uint64 { return c.Errors }))
+	s.NewGauge("svc_cache_hits_total", cache(func(c svc.CacheStats) uint64 { return c.Hits }))
+	s.NewGauge("svc_cache_misses_total", cache(func(c svc.CacheStats) uint64 { return c.Misses }))
+	s.NewGauge("svc_cache_stores_total", cache(func(c svc.CacheStats) uint64 { return c.Stores }))
+	s.NewGauge("svc_cache_errors_total", cache(func(c svc.CacheStats) uint64 { return c.Errors }))
 	s.NewGauge("svc_filestore_files", func() float64 { n, _ := h.files.Usage(); return float64(n) })
 	s.NewGauge("svc_filestore_bytes", func() float64 { _, b := h.files.Usage(); return float64(b) })
 	s.NewGauge("svc_uploads_in_flight", func() float64 { return float64(h.uploads.Load()) })

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/httpapi"
@@ -116,6 +119,27 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	defer files.Close()
 	o.Files = files
 
+	imageID, toolchains, err := o.image()
+	if err != nil {
+		return err
+	}
+	cacheURL := o.cacheURL
+	if cacheURL == nil {
+		cacheURL, _ = parseCacheURL("dir://" + filepath.Join(stateDir, "cache"))
+	}
+	if o.cacheEnabled {
+		redis.SetLogger(redisLogger{log})
+		cache, err := svc.OpenCache(svc.CacheConfig{
+			URL: cacheURL.String(), Namespace: o.cacheNamespace, TTL: o.cacheTTL,
+			ImageID: imageID, Toolchains: toolchains, Logger: log,
+		})
+		if err != nil {
+			return fmt.Errorf("step cache (CACHE_URL %s): %w", cacheURL.Redacted(), err)
+		}
+		defer cache.Close()
+		o.Cache = cache
+	}
+
 	// New removes whatever a crashed instance with this state dir left.
 	sb, err := svc.New(o.Config)
 	if err != nil {
@@ -130,7 +154,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 		}
 	}()
 
-	api, err := apiConfig(o, sb, stateDir, keys)
+	api, err := apiConfig(o, sb, cacheURL, imageID, toolchains, keys)
 	if err != nil {
 		return err
 	}
@@ -179,14 +203,25 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	return nil
 }
 
-// apiConfig returns the handler's configuration: keys, rate limit, what
-// /info reports.
-func apiConfig(o *options, sb *svc.Sandbox, stateDir string, keys []string) (httpapi.Config, error) {
+// redisLogger sends go-redis's own messages (dial failures) to the log.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// image returns the image identity and toolchains: the settings, else
+// detected in the root filesystem.
+func (o *options) image() (string, []string, error) {
 	imageID, toolchains := o.imageID, o.toolchains
 	if imageID == "" || toolchains == nil {
-		id, tc, err := svc.DetectImage(sb.Config().RootFS)
+		rootfs := o.RootFS
+		if rootfs == "" {
+			rootfs = "/"
+		}
+		id, tc, err := svc.DetectImage(rootfs)
 		if err != nil {
-			return httpapi.Config{}, fmt.Errorf("%w (set SVC_IMAGE_ID and SVC_TOOLCHAINS to skip detection)", err)
+			return "", nil, fmt.Errorf("%w (set SVC_IMAGE_ID and SVC_TOOLCHAINS to skip detection)", err)
 		}
 		if imageID == "" {
 			imageID = id
@@ -195,21 +230,22 @@ func apiConfig(o *options, sb *svc.Sandbox, stateDir string, keys []string) (htt
 			toolchains = tc
 		}
 	}
-	cacheURL := o.cacheURL
-	if cacheURL == nil {
-		cacheURL, _ = parseCacheURL("dir://" + filepath.Join(stateDir, "cache"))
-	}
-	if o.cacheEnabled {
-		// The step cache is a later issue: until it exists the server says
-		// so here and reports the cache disabled everywhere else.
-		o.Logger.Warn("CACHE_ENABLED is true, but this build has no step cache yet: serving with the cache disabled",
-			"cache_url", cacheURL.String())
+	return imageID, toolchains, nil
+}
+
+// apiConfig returns the handler's configuration: keys, rate limit, what
+// /info reports.
+func apiConfig(o *options, sb *svc.Sandbox, cacheURL *url.URL, imageID string, toolchains, keys []string) (httpapi.Config, error) {
+	var cache httpapi.Cache
+	if o.Cache != nil {
+		cache = o.Cache
 	}
 	return httpapi.Config{
 		Sandbox:            sb,
 		Keys:               keys,
 		NoAuth:             o.noAuth,
 		RateLimitPerMinute: o.rateLimit,
+		Cache:              cache,
 		CacheInfo: httpapi.CacheInfo{
 			Namespace: o.cacheNamespace,
 			TTLSecs:   int64(o.cacheTTL / time.Second),
