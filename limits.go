@@ -161,28 +161,52 @@ func (l Limits) validate() error {
 	return nil
 }
 
+// limitsJSON is the ServiceLimits object of spec 2.9.
+type limitsJSON struct {
+	MemoryMax          int64  `json:"memory_max_bytes"`
+	PidsMax            int64  `json:"pids_max"`
+	CPUMax             string `json:"cpu_max"`
+	WallTimeoutMs      int64  `json:"wall_timeout_ms"`
+	CPUTimeLimitMs     int64  `json:"cpu_time_limit_ms"`
+	OverallTimeoutMs   int64  `json:"overall_timeout_ms"`
+	OutputLimit        int64  `json:"output_limit_bytes"`
+	RequestOutputLimit int64  `json:"request_output_limit_bytes"`
+	MaxSteps           int    `json:"max_steps"`
+	MaxParallelTasks   int    `json:"max_parallel_tasks"`
+	MaxConcurrency     int    `json:"max_concurrency"`
+	ExecuteBodyLimit   int64  `json:"execute_body_limit_bytes"`
+	UploadFileLimit    int64  `json:"upload_file_limit_bytes"`
+}
+
 // MarshalJSON encodes the ServiceLimits object of spec 2.9.
 func (l Limits) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		MemoryMax          int64  `json:"memory_max_bytes"`
-		PidsMax            int64  `json:"pids_max"`
-		CPUMax             string `json:"cpu_max"`
-		WallTimeoutMs      int64  `json:"wall_timeout_ms"`
-		CPUTimeLimitMs     int64  `json:"cpu_time_limit_ms"`
-		OverallTimeoutMs   int64  `json:"overall_timeout_ms"`
-		OutputLimit        int64  `json:"output_limit_bytes"`
-		RequestOutputLimit int64  `json:"request_output_limit_bytes"`
-		MaxSteps           int    `json:"max_steps"`
-		MaxParallelTasks   int    `json:"max_parallel_tasks"`
-		MaxConcurrency     int    `json:"max_concurrency"`
-		ExecuteBodyLimit   int64  `json:"execute_body_limit_bytes"`
-		UploadFileLimit    int64  `json:"upload_file_limit_bytes"`
-	}{
+	return json.Marshal(limitsJSON{
 		l.MemoryMax, l.PidsMax, l.CPUMax.String(),
 		l.WallTimeout.Milliseconds(), l.CPUTimeLimit.Milliseconds(), l.OverallTimeout.Milliseconds(),
 		l.OutputLimit, l.RequestOutputLimit, l.MaxSteps, l.MaxParallelTasks, l.MaxConcurrency,
 		l.ExecuteBodyLimit, l.UploadFileLimit,
 	})
+}
+
+// UnmarshalJSON decodes the ServiceLimits object of spec 2.9.
+func (l *Limits) UnmarshalJSON(b []byte) error {
+	var v limitsJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	cpuMax, err := ParseCPUMax(v.CPUMax)
+	if err != nil {
+		return fmt.Errorf("cpu_max: %w", err)
+	}
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	*l = Limits{
+		MemoryMax: v.MemoryMax, PidsMax: v.PidsMax, CPUMax: cpuMax,
+		WallTimeout: ms(v.WallTimeoutMs), CPUTimeLimit: ms(v.CPUTimeLimitMs), OverallTimeout: ms(v.OverallTimeoutMs),
+		OutputLimit: v.OutputLimit, RequestOutputLimit: v.RequestOutputLimit,
+		MaxSteps: v.MaxSteps, MaxParallelTasks: v.MaxParallelTasks, MaxConcurrency: v.MaxConcurrency,
+		ExecuteBodyLimit: v.ExecuteBodyLimit, UploadFileLimit: v.UploadFileLimit,
+	}
+	return nil
 }
 
 // Config configures a Sandbox. The zero value is usable: every zero field

@@ -65,21 +65,7 @@ type infoJSON struct {
 		TTLSecs   int64  `json:"ttl_secs"`
 		Backend   string `json:"backend"`
 	} `json:"cache"`
-	Limits struct {
-		MemoryMax          int64  `json:"memory_max_bytes"`
-		PidsMax            int64  `json:"pids_max"`
-		CPUMax             string `json:"cpu_max"`
-		WallTimeoutMs      int64  `json:"wall_timeout_ms"`
-		CPUTimeLimitMs     int64  `json:"cpu_time_limit_ms"`
-		OverallTimeoutMs   int64  `json:"overall_timeout_ms"`
-		OutputLimit        int64  `json:"output_limit_bytes"`
-		RequestOutputLimit int64  `json:"request_output_limit_bytes"`
-		MaxSteps           int    `json:"max_steps"`
-		MaxParallelTasks   int    `json:"max_parallel_tasks"`
-		MaxConcurrency     int    `json:"max_concurrency"`
-		ExecuteBodyLimit   int64  `json:"execute_body_limit_bytes"`
-		UploadFileLimit    int64  `json:"upload_file_limit_bytes"`
-	} `json:"limits"`
+	Limits svc.Limits `json:"limits"`
 }
 
 // Info returns the server's capabilities and effective limits (GET /info).
@@ -88,27 +74,13 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 	if err := c.getJSON(ctx, http.MethodGet, "/info", nil, &v); err != nil {
 		return nil, err
 	}
-	l := v.Limits
-	cpuMax, err := svc.ParseCPUMax(l.CPUMax)
-	if err != nil {
-		return nil, &svc.Error{Code: svc.CodeInternalError, Msg: "client: GET /info: limits.cpu_max: " + err.Error(), Err: err}
-	}
 	return &Info{
 		Version: v.Version, ImageID: v.ImageID, Arch: v.Arch, Toolchains: v.Toolchains,
 		CgroupVersion:   v.CgroupVersion,
 		AllowedProfiles: v.SandboxProfiles.Allowed, DefaultProfile: v.SandboxProfiles.Default,
 		Cache: CacheInfo{Enabled: v.Cache.Enabled, Namespace: v.Cache.Namespace,
 			TTL: time.Duration(v.Cache.TTLSecs) * time.Second, Backend: v.Cache.Backend},
-		Limits: svc.Limits{
-			MemoryMax: l.MemoryMax, PidsMax: l.PidsMax, CPUMax: cpuMax,
-			WallTimeout:        time.Duration(l.WallTimeoutMs) * time.Millisecond,
-			CPUTimeLimit:       time.Duration(l.CPUTimeLimitMs) * time.Millisecond,
-			OverallTimeout:     time.Duration(l.OverallTimeoutMs) * time.Millisecond,
-			OutputLimit:        l.OutputLimit,
-			RequestOutputLimit: l.RequestOutputLimit,
-			MaxSteps:           l.MaxSteps, MaxParallelTasks: l.MaxParallelTasks, MaxConcurrency: l.MaxConcurrency,
-			ExecuteBodyLimit: l.ExecuteBodyLimit, UploadFileLimit: l.UploadFileLimit,
-		},
+		Limits: v.Limits,
 	}, nil
 }
 
