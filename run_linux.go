@@ -186,7 +186,16 @@ func (h *host) newRequest(id string, slot, width int) (_ *request, err error) {
 			rq.close()
 		}
 	}()
-	if err := os.Mkdir(rq.dir, 0o711); err != nil {
+	// Only root and the request's init (its group) may pass through the
+	// request's directory: other host users cannot reach the workspace,
+	// and the task never needs the host path.
+	if err := os.Mkdir(rq.dir, 0o710); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(rq.dir, 0, rq.initUID); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(rq.dir, 0o710); err != nil {
 		return nil, err
 	}
 	for _, d := range []string{"root", "svc", "tmp"} {

@@ -3,7 +3,11 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,5 +156,42 @@ int main(void) {
 	expect(t, r, svc.OutcomeExited, 0)
 	if r.Stdout != "42\n" {
 		t.Errorf("stdout %q", r.Stdout)
+	}
+}
+
+// TestWorkspaceHiddenFromHostUsers: while a request runs, another host user
+// cannot reach its workspace through the state directory.
+func TestWorkspaceHiddenFromHostUsers(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{
+			svc.Single(sh("echo secret > /svc/s; while [ ! -e /svc/go ]; do sleep 0.05; done")),
+		}})
+		done <- err
+	}()
+	run := filepath.Join(sb.Config().StateDir, "run")
+	var ws string
+	for deadline := time.Now().Add(20 * time.Second); ws == ""; {
+		m, _ := filepath.Glob(filepath.Join(run, "r*", "svc", "s"))
+		if len(m) > 0 {
+			ws = filepath.Dir(m[0])
+		} else if time.Now().After(deadline) {
+			t.Fatal("the request's workspace never appeared")
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	cmd := exec.Command("cat", filepath.Join(ws, "s"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "secret") {
+		t.Errorf("user nobody read the workspace: %q %v", out, err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
