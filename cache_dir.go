@@ -75,7 +75,11 @@ func openDirCache(root, ns string, ttl time.Duration, maxBytes int64, now func()
 	if _, err := d.scan(); err != nil {
 		return nil, err
 	}
-	go d.sweepLoop(min(max(ttl/10, time.Second), time.Minute))
+	go sweepEvery(sweepPeriod(ttl), d.stop, d.swept, func() {
+		if _, err := d.scan(); err != nil {
+			d.log.Warn("step cache: sweep", "err", err)
+		}
+	})
 	return d, nil
 }
 
@@ -363,22 +367,6 @@ func (d *dirCache) evict() {
 	d.used = used
 	d.mu.Unlock()
 	d.log.Info("step cache: evicted the layers used least recently", "count", n, "bytes", used, "max_bytes", d.maxBytes)
-}
-
-func (d *dirCache) sweepLoop(every time.Duration) {
-	defer close(d.swept)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-t.C:
-			if _, err := d.scan(); err != nil {
-				d.log.Warn("step cache: sweep", "err", err)
-			}
-		}
-	}
 }
 
 func (d *dirCache) close() error {

@@ -208,7 +208,7 @@ func OpenFileStore(cfg FileStoreConfig) (*FileStore, error) {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
 	s.sweepExpired()
-	go s.sweepLoop(min(max(s.ttl/10, time.Second), time.Minute))
+	go sweepEvery(sweepPeriod(s.ttl), s.stop, s.swept, s.sweepExpired)
 	return s, nil
 }
 
@@ -910,16 +910,25 @@ func (s *FileStore) sweepExpired() {
 	}
 }
 
-func (s *FileStore) sweepLoop(every time.Duration) {
-	defer close(s.swept)
-	t := time.NewTicker(every)
+// sweepPeriod is how often a store with this TTL looks for expired
+// entries: a tenth of the TTL, between a second and a minute.
+func sweepPeriod(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, time.Second), time.Minute)
+}
+
+// sweepEvery calls sweep every period until stop is closed, then closes
+// done. The file store and the step cache's directory run their expiry
+// sweeps with it.
+func sweepEvery(period time.Duration, stop <-chan struct{}, done chan<- struct{}, sweep func()) {
+	defer close(done)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-stop:
 			return
 		case <-t.C:
-			s.sweepExpired()
+			sweep()
 		}
 	}
 }
