@@ -2,6 +2,7 @@
 //
 //	svc serve [flags]              serve the HTTP API (API.md)
 //	svc run [flags] request.json   run one request locally, print the response
+//	svc bench [flags]              measure what a request costs (as root)
 //
 // Every setting is an environment variable and the same as a flag in kebab
 // case (MAX_CONCURRENCY, --max-concurrency); a flag wins over the
@@ -39,6 +40,8 @@ func main() {
 		err = serveCmd(os.Args[2:], os.Stderr)
 	case "run":
 		err = runCmd(os.Args[2:], os.Stdout)
+	case "bench":
+		err = benchCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -61,6 +64,8 @@ func usage() {
   svc serve [flags]              serve the HTTP API ("svc serve --help" lists the settings)
   svc run [flags] request.json   run one request locally and print the response JSON
                                  ("-" reads the request from standard input)
+  svc bench [flags]              measure what a request costs next to a bare fork+exec
+                                 ("svc bench --help" lists the figures and flags)
 `)
 }
 
