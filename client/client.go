@@ -41,7 +41,9 @@
 //     refers to are uploaded again, from the bytes the client was given
 //     ([Client.UploadBytes], [Client.UploadFile], [Client.Remember]), and
 //     the request is sent once more. A file whose bytes the client does
-//     not have cannot come back: the error is returned.
+//     not have cannot come back: the error is returned. The uploads and
+//     the request sent again carry the same [AffinityHeader], so that a
+//     load balancer can send them to the same instance.
 //   - Any other 4xx, rate_limited included, is returned at once.
 //
 // Cancelling the context stops at once, also in the middle of a wait; a
@@ -78,6 +80,31 @@ import (
 
 	"github.com/svc-sandbox/svc"
 )
+
+// AffinityHeader is the header by which a load balancer in front of
+// several instances can keep related requests on one instance. Stored
+// files are per instance: when [Client.Execute] meets file_not_found, the
+// uploads again and the request sent again must reach the same instance,
+// or the request may land where the files are not, again. They all
+// carry this header with one fresh random value; no other request
+// carries it. A balancer that hashes on it sends them together and
+// balances everything else as before: nginx's
+//
+//	hash $http_x_svc_affinity;
+//
+// does exactly that, since nginx balances requests whose hash key is
+// empty round-robin (deploy/nginx-svc.conf). svc itself ignores the header.
+const AffinityHeader = "X-Svc-Affinity"
+
+// affinityKey is the context key of the AffinityHeader value of the
+// requests made under that context.
+type affinityKey struct{}
+
+// withAffinity returns ctx under which every request carries the
+// AffinityHeader value v.
+func withAffinity(ctx context.Context, v string) context.Context {
+	return context.WithValue(ctx, affinityKey{}, v)
+}
 
 // Config configures a Client. URL is required; every other zero field
 // takes the default documented on it.
@@ -429,6 +456,9 @@ func (cl *Client) attempt(ctx context.Context, c call, id string) error {
 	}
 	req.Header.Set("User-Agent", cl.agent)
 	req.Header.Set("X-Request-Id", id)
+	if v, _ := ctx.Value(affinityKey{}).(string); v != "" {
+		req.Header.Set(AffinityHeader, v)
+	}
 	resp, err := cl.hc.Do(req)
 	if err != nil {
 		return retryable{err}

@@ -513,6 +513,47 @@ func TestReupload(t *testing.T) {
 		})
 	}
 
+	t.Run("affinity", func(t *testing.T) {
+		// The uploads again and the request again carry one fresh
+		// X-Svc-Affinity, for a load balancer to keep them together;
+		// nothing else carries one.
+		e := newEnv(t, svctest.Config{}, client.RetryPolicy{})
+		other := []byte("a second file\n")
+		up, err := e.c.UploadBytes(ctx, "input.txt", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up2, err := e.c.UploadBytes(ctx, "other.txt", other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := cat("in.txt", up.FileID)
+		req.Steps[0].Tasks[0].Files["other.txt"] = svc.File{FileID: up2.FileID}
+		for round := range 2 {
+			e.s.Files.Delete(up.FileID)
+			e.s.Files.Delete(up2.FileID)
+			if _, err := e.c.Execute(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+			ex, fi := e.p.affinities("POST /execute"), e.p.affinities("POST /file")
+			ex, fi = ex[2*round:], fi[2+2*round:]
+			if len(ex) != 2 || len(fi) != 2 {
+				t.Fatalf("round %d: %d executes, %d uploads; want 2 and 2", round, len(ex), len(fi))
+			}
+			a := ex[1]
+			if ex[0] != "" || a == "" || fi[0] != a || fi[1] != a {
+				t.Errorf("round %d: X-Svc-Affinity of the executes %q, of the uploads again %q; want none on the first, one value on the rest", round, ex, fi)
+			}
+		}
+		ex := e.p.affinities("POST /execute")
+		if ex[1] == ex[3] {
+			t.Errorf("two rounds of uploads again share the X-Svc-Affinity %q", ex[1])
+		}
+		if fi := e.p.affinities("POST /file"); fi[0] != "" || fi[1] != "" {
+			t.Errorf("first uploads carry X-Svc-Affinity %q", fi[:2])
+		}
+	})
+
 	t.Run("only once", func(t *testing.T) {
 		e := newEnv(t, svctest.Config{}, client.RetryPolicy{})
 		up, err := e.c.UploadBytes(ctx, "input.txt", data)

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/google/uuid"
+
 	"github.com/svc-sandbox/svc"
 )
 
@@ -23,8 +25,8 @@ import (
 //
 // On file_not_found the files of req that the client can upload again
 // (see [Client.UploadBytes]) are uploaded again and req is sent once
-// more; when it can upload none of them, the error is returned as it
-// came.
+// more, all with the same [AffinityHeader]; when it can upload none of
+// them, the error is returned as it came.
 func (c *Client) Execute(ctx context.Context, req *svc.Request) (*svc.Response, error) {
 	var v any = req
 	if req.Legacy {
@@ -38,6 +40,9 @@ func (c *Client) Execute(ctx context.Context, req *svc.Request) (*svc.Response, 
 	if !errors.Is(err, svc.ErrFileNotFound) || c.retry.Disabled {
 		return resp, err
 	}
+	// Behind a load balancer, the uploads and the request must meet on
+	// one instance: see AffinityHeader.
+	ctx = withAffinity(ctx, uuid.NewString())
 	again := false
 	for _, id := range fileIDs(req) {
 		ok, uerr := c.reupload(ctx, id)

@@ -44,10 +44,11 @@ type proxy struct {
 	// bodyBytes counts the request body bytes passed on.
 	bodyBytes atomic.Int64
 
-	mu     sync.Mutex // guards faults, hits, ids
+	mu     sync.Mutex // guards faults, hits, ids, aff
 	faults map[string][]fault
 	hits   map[string]int
 	ids    map[string][]string
+	aff    map[string][]string // the X-Svc-Affinity of each request
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -56,7 +57,7 @@ func newProxy(t *testing.T, target string) *proxy {
 		t.Fatal(err)
 	}
 	p := &proxy{rp: httputil.NewSingleHostReverseProxy(u),
-		faults: map[string][]fault{}, hits: map[string]int{}, ids: map[string][]string{}}
+		faults: map[string][]fault{}, hits: map[string]int{}, ids: map[string][]string{}, aff: map[string][]string{}}
 	p.rp.ErrorLog = log.New(io.Discard, "", 0)
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
@@ -78,6 +79,13 @@ func (p *proxy) count(key string) int {
 	return p.hits[key]
 }
 
+// affinities returns the X-Svc-Affinity of each request of key.
+func (p *proxy) affinities(key string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.aff[key]...)
+}
+
 // requestIDs returns the x-request-id of each request of key.
 func (p *proxy) requestIDs(key string) []string {
 	p.mu.Lock()
@@ -90,6 +98,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.hits[key]++
 	p.ids[key] = append(p.ids[key], r.Header.Get("X-Request-Id"))
+	p.aff[key] = append(p.aff[key], r.Header.Get(client.AffinityHeader))
 	var f *fault
 	if q := p.faults[key]; len(q) > 0 {
 		f, p.faults[key] = &q[0], q[1:]
