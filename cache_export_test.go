@@ -4,6 +4,19 @@ package svc
 
 import "bytes"
 
+// QuiesceForTest stops preparing sandboxes ahead, removes the prepared
+// ones and waits until every finished request is torn down, so that a
+// test sees exactly what requests left behind. resume prepares again.
+func QuiesceForTest(sb *Sandbox) (resume func()) {
+	sb.drainPool()
+	sb.host.bg.Wait()
+	return sb.startPreparing
+}
+
+// IdentitySlotsForTest is the number of identity slots of a Sandbox with
+// Limits.MaxConcurrency maxConcurrency, two host ids each from UIDBase.
+func IdentitySlotsForTest(maxConcurrency int) int { return identitySlots(maxConcurrency) }
+
 // StepKeysForTest returns the keys of the leading cacheable steps of req
 // (validated first) as sb computes them.
 func StepKeysForTest(sb *Sandbox, req *Request) []string {

@@ -25,20 +25,29 @@
 //
 // [New] checks the [Config], detects the cgroup hierarchy (v1 or v2),
 // removes whatever a crashed instance with the same state directory left
-// (processes, cgroups, mounts, workspaces) and locks the state directory.
+// (processes, cgroups, mounts, workspaces), locks the state directory and
+// starts preparing requests ahead of demand: a few (a quarter of
+// Limits.MaxConcurrency, from 1 to 4) wait with their workspace (two
+// size-limited tmpfs), request cgroup and the sandbox of their first task
+// built, its task process forked and waiting for its command. Each is used
+// by one request and never reused.
+//
 // [Sandbox.Run] validates the request, takes as many task slots as its
-// widest step has tasks (none free: capacity_exhausted), makes the
-// request's workspace (two size-limited tmpfs) and cgroup, runs the steps
-// and removes everything before it returns. [Sandbox.Close] refuses new
-// requests, kills running ones and removes the service cgroup.
+// widest step has tasks (none free: capacity_exhausted), takes a prepared
+// request (or prepares one), and runs the steps. A task's sandbox is built
+// ahead; the sandboxes of the next step are built while a step runs. Once
+// a task's processes are gone its result is returned, and its sandbox's
+// mounts and cgroup are removed in the background, as is the request's
+// workspace once Run returns. [Sandbox.Close] refuses new requests, kills
+// running ones, removes prepared ones, waits for the background removals
+// and removes the service cgroup.
 //
 // # Concurrency
 //
 // A Sandbox is safe for concurrent use; requests run in parallel up to
 // Limits.MaxConcurrency task slots. Cancelling the context of Run kills the
-// request's tasks; Run returns only once their processes, mounts and
-// cgroups are gone.
-//
+// request's tasks; Run returns only once their processes are gone.
+
 // # Step cache
 //
 // With a [StepCache] in [Config].Cache, steps declared deterministic are
@@ -94,6 +103,7 @@
 // pids and cpu. The binary must be built with cgo: the child side of a
 // sandbox is C that runs before the Go runtime starts, in a constructor
 // of package internal/initproc. Importing svc is enough for any binary,
-// test binaries and judges' harnesses included: the running binary
-// re-executes a sealed copy of itself as the init of each sandbox.
+// test binaries and judges' harnesses included: the running binary starts
+// a sealed copy of itself once, as the small process (the zygote) that
+// clones the init of every sandbox.
 package svc

@@ -111,6 +111,7 @@ func clip(s string) string {
 // with a sandbox identity.
 func assertClean(t testing.TB, sb *svc.Sandbox) {
 	t.Helper()
+	defer svc.QuiesceForTest(sb)()
 	cfg := sb.Config()
 	run := filepath.Join(cfg.StateDir, "run")
 	entries, err := os.ReadDir(run)
@@ -136,16 +137,31 @@ func assertClean(t testing.TB, sb *svc.Sandbox) {
 	}
 }
 
-// sandboxProcs lists host processes running as a sandbox identity of the
-// range [base, base+2*slots).
-func sandboxProcs(t testing.TB, base, slots int) []string {
+// taskProcs is sandboxProcs without the sandboxes built ahead and not
+// used yet (still the zygote's copy: cmdline svc-zygote): the processes
+// of requests.
+func taskProcs(t testing.TB, sb *svc.Sandbox) []string {
+	t.Helper()
+	var out []string
+	for _, p := range sandboxProcs(t, sb.Config().UIDBase, sb.Limits().MaxConcurrency) {
+		if _, cmd, _ := strings.Cut(p, " "); cmd != "svc-zygote " {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sandboxProcs lists host processes running as a sandbox identity of a
+// Sandbox with UIDBase base and MaxConcurrency maxConcurrency.
+func sandboxProcs(t testing.TB, base, maxConcurrency int) []string {
 	t.Helper()
 	if base == 0 {
 		base = 1_000_000
 	}
-	if slots == 0 {
-		slots = svc.DefaultLimits().MaxConcurrency
+	if maxConcurrency == 0 {
+		maxConcurrency = svc.DefaultLimits().MaxConcurrency
 	}
+	slots := svc.IdentitySlotsForTest(maxConcurrency)
 	var out []string
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {

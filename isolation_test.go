@@ -257,12 +257,24 @@ func TestIsolationIdentity(t *testing.T) {
 	if got := l.fields("setgroups"); !slices.Equal(got, []string{"deny"}) {
 		t.Errorf("/proc/self/setgroups %q, want deny", got)
 	}
-	wantMap := []string{
-		fmt.Sprintf("0 %d 1", isolationUIDBase),
-		fmt.Sprintf("1000 %d 1", isolationUIDBase+1),
+	// The request's identity slot k maps the init to base+2k and the task
+	// to base+2k+1, for uid and gid alike.
+	uidMap := l.fields("uid_map")
+	var k int
+	if len(uidMap) == 2 {
+		var host int
+		fmt.Sscanf(uidMap[0], "0 %d 1", &host)
+		k = (host - isolationUIDBase) / 2
 	}
-	for _, f := range []string{"uid_map", "gid_map"} {
-		if got := l.fields(f); !slices.Equal(got, wantMap) {
+	wantMap := []string{
+		fmt.Sprintf("0 %d 1", isolationUIDBase+2*k),
+		fmt.Sprintf("1000 %d 1", isolationUIDBase+2*k+1),
+	}
+	if slots := svc.IdentitySlotsForTest(sb.Limits().MaxConcurrency); k < 0 || k >= slots {
+		t.Errorf("/proc/self/uid_map %q: not a slot of [%d, %d)", uidMap, isolationUIDBase, isolationUIDBase+2*slots)
+	}
+	for f, got := range map[string][]string{"uid_map": uidMap, "gid_map": l.fields("gid_map")} {
+		if !slices.Equal(got, wantMap) {
 			t.Errorf("/proc/self/%s %q, want %q", f, got, wantMap)
 		}
 	}
@@ -352,7 +364,8 @@ exit 0`)
 	if got := l.take(t, "self"); got != "2" {
 		t.Errorf("the task is pid %s, want 2", got)
 	}
-	if got := l.take(t, "cmdline 1"); got != "svc-init " {
+	// The init is a copy of the zygote that never ran execve: its argv.
+	if got := l.take(t, "cmdline 1"); got != "svc-zygote " {
 		t.Errorf("pid 1 is %q, want the sandbox init", got)
 	}
 	if got := l.take(t, "cmdline 2"); !strings.HasPrefix(got, "./hostview ") {
@@ -1087,8 +1100,9 @@ exec sh -c 'sleep 60; :' "$0-ready"`)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if uid != isolationUIDBase+1 {
-		t.Errorf("request X's task runs as host uid %d, want %d", uid, isolationUIDBase+1)
+	slots := svc.IdentitySlotsForTest(sb.Limits().MaxConcurrency)
+	if uid < isolationUIDBase || uid >= isolationUIDBase+2*slots || (uid-isolationUIDBase)%2 != 1 {
+		t.Errorf("request X's task runs as host uid %d, not a task identity of [%d, %d)", uid, isolationUIDBase, isolationUIDBase+2*slots)
 	}
 
 	y := one(t, sb, sh(`find / \( -path /proc -o -path /usr -o -path /opt \) -prune -o -name '`+name+`' -print 2>/dev/null
@@ -1099,7 +1113,12 @@ echo uid_map $(cat /proc/self/uid_map)`))
 		t.Errorf("request X: %v, want cancelled", err)
 	}
 	expect(t, y, svc.OutcomeExited, 0)
-	if want := fmt.Sprintf("uid_map 0 %d 1 1000 %d 1\n", isolationUIDBase+2, isolationUIDBase+3); y.Stdout != want {
-		t.Errorf("request Y:\n got %q\nwant %q", y.Stdout, want)
+	var yInit, yTask int
+	if n, _ := fmt.Sscanf(y.Stdout, "uid_map 0 %d 1 1000 %d 1\n", &yInit, &yTask); n != 2 || yTask != yInit+1 ||
+		yInit < isolationUIDBase || yTask >= isolationUIDBase+2*slots {
+		t.Errorf("request Y: %q, want only its uid_map, in [%d, %d)", y.Stdout, isolationUIDBase, isolationUIDBase+2*slots)
+	}
+	if yTask == uid {
+		t.Errorf("requests X and Y run at the same time as host uid %d", uid)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -50,10 +51,14 @@ const uidBaseEnv = "SVC_TEST_UID_BASE"
 func limitsSandbox(t testing.TB, cfg svc.Config) *svc.Sandbox {
 	t.Helper()
 	if cfg.UIDBase == 0 {
-		cfg.UIDBase = uidBase
+		// A block of the process's range of its own: the sandboxes built
+		// ahead of a Sandbox still open are not another's leftovers.
+		cfg.UIDBase = uidBase + 64*int(1+limitsSandboxes.Add(1)%15)
 	}
 	return newSandbox(t, cfg)
 }
+
+var limitsSandboxes atomic.Int64
 
 // slow is the wall (and CPU) time limit of tests that are not about it: a
 // task that should end at once by another limit has plenty of time for it
@@ -309,6 +314,7 @@ func cgroupChildren(t testing.TB, cfg svc.Config) []string {
 // request or task cgroups.
 func assertNoCgroups(t testing.TB, sb *svc.Sandbox) {
 	t.Helper()
+	defer svc.QuiesceForTest(sb)()
 	for _, c := range cgroupChildren(t, sb.Config()) {
 		t.Errorf("cgroup left: %s", c)
 	}
@@ -676,7 +682,7 @@ func TestLimitForkBomb(t *testing.T) {
 		if r.Stats.PidsPeak != nil && (*r.Stats.PidsPeak < 2 || *r.Stats.PidsPeak > 33) {
 			t.Errorf("pids_peak %d, want 2..33 (pids_max 32 and the init)", *r.Stats.PidsPeak)
 		}
-		if ps := sandboxProcs(t, sb.Config().UIDBase, sb.Limits().MaxConcurrency); len(ps) > 0 {
+		if ps := taskProcs(t, sb); len(ps) > 0 {
 			t.Errorf("processes left after Run: %v", ps)
 		}
 		assertClean(t, sb)
@@ -1051,12 +1057,14 @@ func TestCleanupSetsidDaemon(t *testing.T) {
 			sh("(setsid sleep 1000 &); until [ -e /svc/go ]; do sleep 0.01; done; echo done"))}})
 		done <- err
 	}()
-	pollUntil(t, 10*time.Second, "the daemon on the host", func() bool { return len(sleepers(t, cfg)) > 0 })
-	wss, _ := filepath.Glob(filepath.Join(cfg.StateDir, "run", "r*", "svc"))
-	if len(wss) != 1 {
-		t.Fatalf("workspaces: %v", wss)
-	}
-	if err := os.WriteFile(filepath.Join(wss[0], "go"), nil, 0o644); err != nil {
+	var daemon []string
+	pollUntil(t, 10*time.Second, "the daemon on the host", func() bool {
+		daemon = sleepers(t, cfg)
+		return len(daemon) > 0
+	})
+	// The daemon's root is its sandbox's: its workspace is the task's.
+	proc, _, _ := strings.Cut(daemon[0], " ")
+	if err := os.WriteFile(filepath.Join(proc, "root", "svc", "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -1101,7 +1109,7 @@ func TestCleanupAfterOutcomes(t *testing.T) {
 			done <- err
 		}()
 		pollUntil(t, 10*time.Second, "the task to start", func() bool {
-			return len(sandboxProcs(t, sb.Config().UIDBase, sb.Limits().MaxConcurrency)) >= 2
+			return len(taskProcs(t, sb)) >= 2
 		})
 		cancel()
 		if err := <-done; !errors.Is(err, svc.ErrCancelled) {
@@ -1223,9 +1231,10 @@ func TestCleanupCrashSweep(t *testing.T) {
 		t.Logf("left by the crash: %v", cg)
 	}
 
+	crashed := sandboxProcs(t, cfg.UIDBase, cfg.Limits.MaxConcurrency)
 	sb := limitsSandbox(t, cfg)
 	swept = true
-	for _, p := range sandboxProcs(t, cfg.UIDBase, sb.Limits().MaxConcurrency) {
+	for _, p := range crashed {
 		if exiting, _ := procExit(p); !exiting {
 			t.Errorf("process of the crashed instance alive after New: %s", p)
 		}

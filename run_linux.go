@@ -46,7 +46,13 @@ type host struct {
 	runDir  string
 	lock    *os.File
 	cpuRate float64 // CPUs a task may use at most, for the CPU-limit timer
+
+	// bg tracks teardowns done off the critical path; close waits for them.
+	bg sync.WaitGroup
 }
+
+// background runs f off the request's critical path; close waits for it.
+func (h *host) background(f func()) { h.bg.Go(f) }
 
 func openHost(cfg *Config) (*host, error) {
 	if os.Geteuid() != 0 {
@@ -150,6 +156,7 @@ func (h *host) sweep(cgroupName string) error {
 }
 
 func (h *host) close() error {
+	h.bg.Wait()
 	var err error
 	if h.service != nil {
 		err = h.service.Destroy()
@@ -160,21 +167,39 @@ func (h *host) close() error {
 	return err
 }
 
-// request is the per-request state: workspace mounts, cgroup, identity.
+// request is the per-request state: workspace mounts, cgroup, identity,
+// and the cells built ahead for its tasks.
 type request struct {
 	h                *host
+	slot             int // the identity slot
 	dir, ws, tmp     string
 	initUID, taskUID int
 	group            *cgroup.Group
+	width            int // the widest step the request cgroup is sized for
 	plan             mount.Plan
 	budget           *runner.Budget
 	ntask            atomic.Int64
+
+	// building counts the cells being built ahead; close waits for them.
+	building sync.WaitGroup
+	mu       sync.Mutex // guards ready
+	ready    []*cell    // cells built ahead, not yet used
 }
 
-func (h *host) newRequest(id string, slot, width int) (_ *request, err error) {
+// cell is a sandbox built ahead of its task, with the task's cgroup.
+type cell struct {
+	c     *runner.Cell
+	group *cgroup.Group
+}
+
+// newRequest makes the environment of a request for identity slot slot:
+// its directory, workspace and /tmp mounts, and its cgroup sized for one
+// task at a time ([request.setWidth] resizes it).
+func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 	cfg := h.cfg
 	rq := &request{
 		h:       h,
+		slot:    slot,
 		dir:     filepath.Join(h.runDir, id),
 		initUID: cfg.UIDBase + 2*slot,
 		taskUID: cfg.UIDBase + 2*slot + 1,
@@ -216,13 +241,7 @@ func (h *host) newRequest(id string, slot, width int) (_ *request, err error) {
 	if rq.group, err = h.service.Child(id); err != nil {
 		return nil, err
 	}
-	// The request's cgroup holds its widest step and what its tasks wrote
-	// to the workspace (charged to the request once their cgroups go).
-	l := cfg.Limits
-	if err := rq.group.SetLimits(cgroup.Limits{
-		MemoryMax: l.MemoryMax*int64(width) + 2*cfg.WorkspaceSize,
-		PidsMax:   (l.PidsMax + 1) * int64(width),
-	}); err != nil {
+	if err := rq.setWidth(1); err != nil {
 		return nil, err
 	}
 	rq.plan = mount.Build(mount.Params{
@@ -232,9 +251,61 @@ func (h *host) newRequest(id string, slot, width int) (_ *request, err error) {
 	return rq, nil
 }
 
-// close removes everything of the request. Its processes are already gone
-// (runner.Run returns only then); Destroy makes sure.
+// prepare makes a request's environment and builds the cell of its first
+// task, ahead of demand.
+func (h *host) prepare(ctx context.Context, id string, slot int) (*request, error) {
+	rq, err := h.newRequest(id, slot)
+	if err != nil {
+		return nil, err
+	}
+	c, err := rq.buildCell(ctx)
+	if err != nil {
+		rq.close()
+		return nil, err
+	}
+	rq.ready = append(rq.ready, c)
+	return rq, nil
+}
+
+// discardCells kills the cells built ahead that no task used, once the
+// builds in flight are done, so that no process of the request's identity
+// outlives it.
+func (rq *request) discardCells() {
+	rq.building.Wait()
+	rq.mu.Lock()
+	ready := rq.ready
+	rq.ready = nil
+	rq.mu.Unlock()
+	for _, c := range ready {
+		if err := c.close(); err != nil {
+			rq.h.cfg.Logger.Error("discard a cell built ahead", "err", err)
+		}
+	}
+}
+
+// setWidth sizes the request's cgroup for steps of width tasks: it holds
+// them and what their tasks wrote to the workspace (charged to the
+// request once their cgroups go).
+func (rq *request) setWidth(width int) error {
+	if width == rq.width {
+		return nil
+	}
+	cfg := rq.h.cfg
+	l := cfg.Limits
+	if err := rq.group.SetLimits(cgroup.Limits{
+		MemoryMax: l.MemoryMax*int64(width) + 2*cfg.WorkspaceSize,
+		PidsMax:   (l.PidsMax + 1) * int64(width),
+	}); err != nil {
+		return err
+	}
+	rq.width = width
+	return nil
+}
+
+// close removes everything of the request: unused cells, cgroup, mounts
+// and directory.
 func (rq *request) close() error {
+	rq.discardCells()
 	var errs []error
 	if rq.group != nil {
 		errs = append(errs, rq.group.Destroy())
@@ -246,6 +317,97 @@ func (rq *request) close() error {
 	}
 	errs = append(errs, os.RemoveAll(rq.dir))
 	return errors.Join(errs...)
+}
+
+// cellSpec is what every cell of the request is built from.
+func (rq *request) cellSpec() initproc.CellSpec {
+	cfg, l := rq.h.cfg, rq.h.cfg.Limits
+	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
+	return initproc.CellSpec{
+		Mounts:   rq.plan,
+		Hostname: "svc",
+		UID:      taskUID,
+		GID:      taskGID,
+		Rlimits: []initproc.Rlimit{
+			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
+			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(cfg.WorkspaceSize), Hard: uint64(cfg.WorkspaceSize)},
+			{Resource: unix.RLIMIT_NOFILE, Soft: 1024, Hard: 1024},
+			{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
+			{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
+		},
+	}
+}
+
+// buildCell makes a task cgroup with the task limits and builds a cell in
+// it.
+func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
+	l := rq.h.cfg.Limits
+	tg, err := rq.group.Child(fmt.Sprintf("t%d", rq.ntask.Add(1)))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tg.Remove()
+		}
+	}()
+	if err := tg.SetLimits(cgroup.Limits{
+		MemoryMax: l.MemoryMax,
+		PidsMax:   l.PidsMax + 1, // and the init
+		CPUQuota:  l.CPUMax.Quota,
+		CPUPeriod: l.CPUMax.Period,
+	}); err != nil {
+		return nil, err
+	}
+	cc := &runner.CellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID}
+	if rq.h.cg.Version() == 2 {
+		fd, err := tg.OpenFD()
+		if err != nil {
+			return nil, err
+		}
+		defer fd.Close()
+		cc.CgroupFD = fd
+	} else {
+		cc.CgroupProcs = tg.ProcsFiles()
+	}
+	c, err := runner.Build(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	return &cell{c: c, group: tg}, nil
+}
+
+// close kills the cell if unused, releases it and removes its cgroup.
+func (c *cell) close() error {
+	return errors.Join(c.c.Close(), c.group.Remove())
+}
+
+// prepare builds n cells for the request's coming tasks in the background.
+func (rq *request) prepare(ctx context.Context, n int) {
+	for range n {
+		rq.building.Go(func() {
+			c, err := rq.buildCell(ctx)
+			if err != nil {
+				return // the task builds its own and reports the error
+			}
+			rq.mu.Lock()
+			rq.ready = append(rq.ready, c)
+			rq.mu.Unlock()
+		})
+	}
+}
+
+// takeCell returns a cell built ahead, or builds one.
+func (rq *request) takeCell(ctx context.Context) (*cell, error) {
+	rq.mu.Lock()
+	if n := len(rq.ready); n > 0 {
+		c := rq.ready[n-1]
+		rq.ready = rq.ready[:n-1]
+		rq.mu.Unlock()
+		return c, nil
+	}
+	rq.mu.Unlock()
+	return rq.buildCell(ctx)
 }
 
 // runStep places the files of every task of the step, then runs its tasks
@@ -271,20 +433,6 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 
 func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
-	tg, err := rq.group.Child(fmt.Sprintf("t%d", rq.ntask.Add(1)))
-	if err != nil {
-		return Result{}, err
-	}
-	defer tg.Remove()
-	if err := tg.SetLimits(cgroup.Limits{
-		MemoryMax: l.MemoryMax,
-		PidsMax:   l.PidsMax + 1, // and the init
-		CPUQuota:  l.CPUMax.Quota,
-		CPUPeriod: l.CPUMax.Period,
-	}); err != nil {
-		return Result{}, err
-	}
-
 	filter, err := seccomp.Program(string(t.profile(cfg.DefaultProfile)))
 	if err != nil {
 		return Result{}, err
@@ -293,66 +441,49 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if dir == "" {
 		dir = "/svc"
 	}
-	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
+	c, err := rq.takeCell(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	// The cell goes off the critical path: its mount namespace and cgroup
+	// are torn down after the result is out.
+	defer rq.h.background(func() {
+		if err := c.close(); err != nil {
+			rq.h.cfg.Logger.Error("task cleanup", "err", err)
+		}
+	})
 	rt := &runner.Task{
-		Spec: initproc.Spec{
-			Mounts:   rq.plan,
-			Hostname: "svc",
-			UID:      taskUID,
-			GID:      taskGID,
-			Rlimits: []initproc.Rlimit{
-				{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
-				{Resource: unix.RLIMIT_FSIZE, Soft: uint64(cfg.WorkspaceSize), Hard: uint64(cfg.WorkspaceSize)},
-				{Resource: unix.RLIMIT_NOFILE, Soft: 1024, Hard: 1024},
-				{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
-				{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
-			},
+		Spec: initproc.TaskSpec{
 			Dir:    dir,
 			Cmd:    t.Cmd,
 			Args:   append([]string{t.Cmd}, t.Args...),
 			Env:    t.environ(),
 			Filter: filter,
 		},
-		InitUID:     rq.initUID,
-		TaskUID:     rq.taskUID,
 		Stdin:       t.Stdin,
 		WallTimeout: l.WallTimeout,
 		CPULimit:    l.CPUTimeLimit,
 		CPURate:     rq.h.cpuRate,
-		CPUUsage:    tg.CPUUsage,
+		CPUUsage:    c.group.CPUUsage,
 		OutputLimit: l.OutputLimit,
 		Budget:      rq.budget,
 	}
-	if rq.h.cg.Version() == 2 {
-		fd, err := tg.OpenFD()
-		if err != nil {
-			return Result{}, err
-		}
-		defer fd.Close()
-		rt.CgroupFD = fd
-	} else {
-		rt.Enter = tg.AddProc
-	}
-
-	rr, err := runner.Run(ctx, rt)
+	rr, err := c.c.Run(ctx, rt)
 	if err != nil {
 		return Result{}, err
 	}
 	if rr.Cancelled {
 		return Result{}, context.Cause(ctx)
 	}
-	if rr.SetupTimedOut {
-		return Result{}, fmt.Errorf("sandbox setup took longer than %v", runner.SetupTimeout)
-	}
 	switch {
 	case rr.Report.SetupError != "":
 		return Result{}, fmt.Errorf("sandbox init: %s", rr.Report.SetupError)
 	case rr.Report.WorkdirError != "":
 		return Result{Outcome: OutcomeInfrastructureFailure, Error: rr.Report.WorkdirError}, nil
-	case !rr.Report.Started && !rr.Killed():
-		return Result{}, errors.New("sandbox init ended before starting the task")
+	case !rr.Report.Exited && !rr.Killed():
+		return Result{}, errors.New("sandbox init ended before its task did")
 	}
-	st, err := tg.Stats()
+	st, err := c.group.Stats()
 	if err != nil {
 		return Result{}, err
 	}

@@ -10,7 +10,7 @@ import (
 // host is the Linux machinery; other systems have none.
 type host struct{}
 
-type request struct{}
+type request struct{ slot int }
 
 var errUnsupported = errors.New("svc runs sandboxes on Linux only")
 
@@ -18,9 +18,19 @@ func openHost(*Config) (*host, error) { return nil, errUnsupported }
 
 func (*host) close() error { return nil }
 
-func (*host) newRequest(string, int, int) (*request, error) { return nil, errUnsupported }
+func (*host) newRequest(string, int) (*request, error) { return nil, errUnsupported }
+
+func (*host) prepare(context.Context, string, int) (*request, error) { return nil, errUnsupported }
+
+func (*host) background(f func()) { f() }
 
 func (*request) close() error { return nil }
+
+func (*request) discardCells() {}
+
+func (*request) setWidth(int) error { return errUnsupported }
+
+func (*request) prepare(context.Context, int) {}
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
 	return StepResult{}, errUnsupported

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,7 +25,15 @@ type Sandbox struct {
 	// slots are the task slots of Limits.MaxConcurrency; a request holds
 	// as many as its widest step has tasks.
 	slots  chan struct{}
+	tag    string // of this instance, in request ids
 	nextID atomic.Uint64
+
+	// pool holds requests prepared ahead of demand by prepareLoop: their
+	// workspace, cgroup and the sandbox of their first task built, each
+	// for one request. stopPreparing ends prepareLoop, preparing tracks it.
+	pool          chan *request
+	stopPreparing context.CancelFunc
+	preparing     sync.WaitGroup
 
 	// closing is cancelled by Close; requests run under it.
 	closing context.Context
@@ -33,8 +42,19 @@ type Sandbox struct {
 
 	mu     sync.Mutex // guards closed and ids
 	closed bool
-	ids    []bool // identity slots in use, len MaxConcurrency
+	// ids are the identity slots in use: one for each running request
+	// (at most MaxConcurrency), each prepared one (at most cap(pool)) and
+	// the one being prepared, so a request always finds one free.
+	ids []bool
 }
+
+// poolSize is how many requests wait prepared at most: enough for a burst
+// of a quarter of the instance's slots, from 1 to 4.
+func poolSize(maxConcurrency int) int { return min(max(maxConcurrency/4, 1), 4) }
+
+// identitySlots is the number of identity slots of a Sandbox, each two
+// host ids from Config.UIDBase.
+func identitySlots(maxConcurrency int) int { return maxConcurrency + poolSize(maxConcurrency) + 1 }
 
 // errClosing is the cause of closing's cancellation.
 var errClosing = errors.New("sandbox closed")
@@ -52,13 +72,104 @@ func New(cfg Config) (*Sandbox, error) {
 		limits: cfg.Limits,
 		log:    cfg.Logger,
 		slots:  make(chan struct{}, cfg.Limits.MaxConcurrency),
-		ids:    make([]bool, cfg.Limits.MaxConcurrency),
+		tag:    strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36), 36),
+		pool:   make(chan *request, poolSize(cfg.Limits.MaxConcurrency)),
+		ids:    make([]bool, identitySlots(cfg.Limits.MaxConcurrency)),
 	}
 	s.closing, s.close = context.WithCancelCause(context.Background())
 	if s.host, err = openHost(&s.cfg); err != nil {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 	}
+	s.startPreparing()
 	return s, nil
+}
+
+// startPreparing starts prepareLoop.
+func (s *Sandbox) startPreparing() {
+	ctx, cancel := context.WithCancel(s.closing)
+	s.stopPreparing = cancel
+	s.preparing.Go(func() { s.prepareLoop(ctx) })
+}
+
+// drainPool stops prepareLoop and removes the prepared requests.
+func (s *Sandbox) drainPool() {
+	s.stopPreparing()
+	s.preparing.Wait()
+	for {
+		select {
+		case rq := <-s.pool:
+			s.finish(rq)
+		default:
+			return
+		}
+	}
+}
+
+// prepareLoop keeps the pool full until Close: each request prepared
+// ahead takes the building of its workspace, cgroup and first sandbox off
+// its critical path. A failure is logged and retried after a pause that
+// doubles up to a minute; requests meanwhile build their own, and fail
+// with the same error.
+func (s *Sandbox) prepareLoop(ctx context.Context) {
+	wait := 100 * time.Millisecond
+	for {
+		slot := s.takeID()
+		rq, err := s.host.prepare(ctx, s.newRequestID(), slot)
+		if err != nil {
+			s.putID(slot)
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Error("sandbox: preparing a sandbox ahead failed", "err", err, "retry_in", wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+			wait = min(2*wait, time.Minute)
+			continue
+		}
+		wait = 100 * time.Millisecond
+		select {
+		case s.pool <- rq:
+		case <-ctx.Done():
+			s.finish(rq)
+			return
+		}
+	}
+}
+
+// newRequestID names a request's directory and cgroup: unique within the
+// instance, and across instances sharing a state dir one after another.
+func (s *Sandbox) newRequestID() string { return fmt.Sprintf("r%s-%d", s.tag, s.nextID.Add(1)) }
+
+// request returns a prepared request, or makes one.
+func (s *Sandbox) request() (*request, error) {
+	select {
+	case rq := <-s.pool:
+		return rq, nil
+	default:
+	}
+	slot := s.takeID()
+	rq, err := s.host.newRequest(s.newRequestID(), slot)
+	if err != nil {
+		s.putID(slot)
+		return nil, err
+	}
+	return rq, nil
+}
+
+// finish ends a request whose processes are gone: it frees its identity
+// slot and removes the rest (cells, cgroups, mounts, directory) in the
+// background.
+func (s *Sandbox) finish(rq *request) {
+	rq.discardCells()
+	s.putID(rq.slot)
+	s.host.background(func() {
+		if err := rq.close(); err != nil {
+			s.log.Error("request cleanup", "err", err)
+		}
+	})
 }
 
 // withDefaults fills zero fields and validates the result.
@@ -168,8 +279,6 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 		return nil, &Error{Code: CodeCapacityExhausted, Msg: fmt.Sprintf("no free execution slots for a step of %d tasks", width)}
 	}
 	defer s.release(width)
-	uid := s.takeID()
-	defer s.putID(uid)
 
 	// The request runs until the overall deadline plus a grace period
 	// (API.md, Deadlines), until ctx ends, or until Close.
@@ -180,16 +289,14 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	stop := context.AfterFunc(s.closing, func() { cancel() })
 	defer stop()
 
-	id := fmt.Sprintf("r%d", s.nextID.Add(1))
-	rq, err := s.host.newRequest(id, uid, width)
+	rq, err := s.request()
+	if err == nil {
+		err = rq.setWidth(width)
+		defer s.finish(rq)
+	}
 	if err != nil {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: request setup failed", Err: err}
 	}
-	defer func() {
-		if err := rq.close(); err != nil {
-			s.log.Error("request cleanup", "request", id, "err", err)
-		}
-	}()
 
 	resp := &Response{Legacy: req.Legacy, Cache: CacheSummary{Enabled: s.cfg.Cache != nil}}
 	cr := s.newCacheRun(rq, stored, keys, true)
@@ -197,7 +304,7 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	if errors.Is(err, errReplayFailed) {
 		// A layer could not be replayed and the workspace is half
 		// changed: start over in an empty one, executing every step.
-		s.log.Warn("step cache: a replay failed; running the request again without the cache's layers", "request", id, "err", err)
+		s.log.Warn("step cache: a replay failed; running the request again without the cache's layers", "err", err)
 		if err = rq.reset(); err == nil {
 			cr = s.newCacheRun(rq, stored, keys, false)
 			resp.Results, err = s.runSteps(rctx, rq, req, stored, deadline, cr)
@@ -227,6 +334,11 @@ func (s *Sandbox) runSteps(rctx context.Context, rq *request, req *Request, stor
 			results[i] = notRun(step, OutcomeNotStarted, skip)
 			cr.breakChain()
 			continue
+		}
+		// The next step's sandboxes are built while this one runs, unless
+		// the cache may replay it.
+		if i+1 < len(req.Steps) && !cr.chained(i+1) {
+			rq.prepare(rctx, len(req.Steps[i+1].Tasks))
 		}
 		var sr StepResult
 		var err error
@@ -302,8 +414,8 @@ func (s *Sandbox) release(n int) {
 // SlotsInUse returns the number of task slots currently held.
 func (s *Sandbox) SlotsInUse() int { return len(s.slots) }
 
-// takeID returns a free identity slot. There are as many as task slots and
-// a request holds at least one task slot, so one is always free.
+// takeID returns a free identity slot; by the count of ids one is always
+// free.
 func (s *Sandbox) takeID() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -340,6 +452,7 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	s.drainPool()
 	return s.host.close()
 }
 

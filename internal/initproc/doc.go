@@ -1,50 +1,75 @@
-// Package initproc is the child side of a sandbox: the first process of
-// every task's namespaces.
+// Package initproc is the child side of a sandbox: the zygote that clones
+// every sandbox's first process, that process (the init), and the task
+// process up to its execve.
 //
 // The parent (internal/runner) starts a sealed copy of the running binary
-// with argv[0] set to [Arg0] in new user, mount, PID, IPC and UTS
-// namespaces and a fresh network namespace with lo up. A C constructor in
-// this package (init.c) recognises the name and runs before the Go runtime
-// starts, so importing this package (which the svc package does) is all a
-// binary needs. The process then:
+// once, with argv[0] set to [ZygoteArg0]. A C constructor in this package
+// (init.c) recognises the name and runs before the Go runtime starts, so
+// importing this package (which the svc package does) is all a binary
+// needs. The zygote stays a small single-threaded root process in the
+// host's namespaces and serves spawn requests on fd 3, one at a time:
 //
-//  1. reads its config records from fd 3 until EOF (the parent sends them
-//     only after putting the process in the task's cgroups);
+//  1. it enters the network namespace it was given (a fresh one, lo up)
+//     and clone3s the init with CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID,
+//     CLONE_NEWIPC, CLONE_NEWUTS, CLONE_PIDFD and CLONE_PARENT (so the
+//     parent reaps the init), into the task's cgroup on v2
+//     (CLONE_INTO_CGROUP); then it returns to the host's network namespace;
+//  2. it denies setgroups and writes the uid and gid maps (the namespace's
+//     root to one host id, the task identity to another), on v1 writes the
+//     init's pid to the task cgroups' cgroup.procs files, releases the init
+//     with one byte on a pipe and answers with the init's pid and pidfd.
+//
+// The init (cell_main) never runs execve: it is the zygote's copy. It
+// takes fds 0-4, becomes root of its user namespace, and then:
+//
+//  1. reads the cell frame from fd 3;
 //  2. enters a new cgroup namespace and applies the mount plan
 //     (internal/mount), ending with pivot_root and a read-only root;
-//  3. sets the host name, makes itself non-dumpable and forks the task;
+//  3. sets the host name, makes itself non-dumpable and forks the task
+//     process;
 //  4. reaps every process of the PID namespace until the task exits, writes
 //     the task's wait status, and exits (the kernel then kills the rest).
 //
 // The task process sets its rlimits, drops the capability bounding set,
 // switches to the unprivileged task identity, clears every capability set,
-// keeps only fds 0-2, enters the working directory, sets no_new_privs,
-// installs the seccomp filter and calls execve, searching PATH itself.
+// keeps only fds 0-4, says it is ready and blocks reading its command from
+// fd 3: the sandbox is built ahead of its task. Once released it enters
+// the working directory, sets no_new_privs, installs the seccomp filter
+// and calls execve, searching PATH itself.
 //
 // # Protocol
 //
-// Config (fd 3, parent to init): a sequence of records, each a tag byte, a
-// little-endian uint32 length and that many bytes of NUL-terminated fields.
+// Spawn request (zygote socket, SOCK_SEQPACKET): struct svc_spawn, with
+// the fds stdin, stdout, stderr, config, status and netns, then one cgroup
+// directory (v2) or the open cgroup.procs files (v1), in SCM_RIGHTS. The
+// answer is struct svc_spawn_reply, with the pidfd on success.
 //
-//	tag  fields
-//	'm'  mount op: kind, src, dst, fstype, data, flags, attr, mode, optional
-//	'a'  one argv entry, argv[0] first
-//	'e'  one environment entry NAME=value
-//	'c'  the command as given
-//	'd'  the working directory
-//	'h'  the host name
-//	'i'  uid, gid of the task inside the user namespace
-//	'r'  rlimit: resource, soft, hard
-//	'f'  the seccomp program, raw struct sock_filter[] (no NUL)
+// Config (fd 3, parent to init and task): first the cell frame, a
+// little-endian uint32 length and that many bytes of records; later the
+// task's records up to EOF. A record is a tag byte, a little-endian uint32
+// length and that many bytes of NUL-terminated fields.
+//
+//	tag  fields                                          in
+//	'm'  mount op: kind, src, dst, fstype, data, flags,  cell
+//	     attr, mode, optional
+//	'h'  the host name                                   cell
+//	'i'  uid, gid of the task inside the user namespace  cell
+//	'r'  rlimit: resource, soft, hard                    cell
+//	'd'  the working directory                           task
+//	'c'  the command as given                            task
+//	'a'  one argv entry, argv[0] first                   task
+//	'e'  one environment entry NAME=value                task
+//	'f'  the seccomp program, raw struct sock_filter[]   task
+//	     (no NUL)
 //
 // Status (fd 4, init and task to parent): lines "<tag> <text>\n", each
 // written with one write(2).
 //
 //	'F'  setup failed: what and why (the sandbox could not be built)
+//	'R'  the task process is ready for its command
 //	'W'  the working directory could not be entered
-//	'S'  the task process was created: its pid inside
 //	'X'  the task exited: its raw wait status
 //
-// The constants are shared with the C side through proto.h; a test checks
-// that both agree.
+// The constants are shared with the C side through proto.h, which the Go
+// side reads through cgo, so both always agree.
 package initproc

@@ -1,16 +1,17 @@
-// The child side of a sandbox, in C so that it runs before the Go runtime
-// starts. See doc.go for the protocol.
+// The zygote and the child side of a sandbox, in C so that they run before
+// the Go runtime starts. See doc.go for the protocol.
 //
-// The svc binary re-executes itself (a sealed copy of itself, see
-// internal/runner) with argv[0] = "svc-init" into fresh namespaces. The
-// constructor below recognises that name and never returns to the Go
-// runtime: starting the runtime would cost about 2 ms per task and make this
-// process multi-threaded, which unshare(2), seccomp and credential changes
-// do not want.
+// The svc binary executes a sealed copy of itself (see internal/runner)
+// with argv[0] = "svc-zygote" once. The constructor below recognises that
+// name and never returns to the Go runtime: the zygote stays a small,
+// single-threaded process that clones the init of every sandbox into fresh
+// namespaces. Cloning from it costs a fraction of a Go fork of the whole
+// service and of an execve of the service's binary per task.
 
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
@@ -28,7 +29,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <linux/sched.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -215,57 +218,76 @@ static const char *env_path(char **envp)
 	return "/usr/local/bin:/usr/bin:/bin";
 }
 
-// exec_task runs in the task process: rlimits, identity, no capabilities,
-// no new privileges, only fds 0-2, the working directory, then the seccomp
-// filter and execve. Nothing runs between the filter and execve but the
-// PATH search (execve, write, exit_group).
-static void __attribute__((noreturn))
-exec_task(struct rec *recs, int nrec, char **argv, char **envp, const char *cmd)
+// parse splits buf into records: tag (1 byte), length (4 bytes, little
+// endian), data. The Go side ends every string record with a NUL, so fields
+// are C strings. It returns the number of records.
+static int parse(char *buf, size_t len, struct rec **out)
 {
-	const char *dir = "/";
-	struct sock_fprog prog = {0};
-	unsigned long long uid = 0, gid = 0;
-
-	if (setsid() < 0)
-		die("setsid", NULL);
-	for (int i = 0; i < nrec; i++) {
-		struct rec *r = &recs[i];
-		switch (r->tag) {
-		case SVC_REC_RLIMIT: {
-			struct rlimit rl = {.rlim_cur = num(r, 1), .rlim_max = num(r, 2)};
-			if (setrlimit(num(r, 0), &rl) < 0)
-				die("setrlimit", field(r, 0));
-			break;
-		}
-		case SVC_REC_IDS:
-			uid = num(r, 0);
-			gid = num(r, 1);
-			break;
-		case SVC_REC_DIR:
-			dir = field(r, 0);
-			break;
-		case SVC_REC_FILTER:
-			prog.len = r->len / sizeof(struct sock_filter);
-			prog.filter = (struct sock_filter *)r->data;
-			break;
-		}
+	int nrec = 0;
+	struct rec *recs = calloc(len / 5 + 1, sizeof *recs);
+	if (!recs)
+		die("parse config", "calloc");
+	for (size_t off = 0; off < len;) {
+		if (len - off < 5)
+			die("parse config", "short record");
+		struct rec *r = &recs[nrec++];
+		r->tag = buf[off];
+		r->len = (uint8_t)buf[off + 1] | (uint8_t)buf[off + 2] << 8 |
+			 (uint8_t)buf[off + 3] << 16 | (uint32_t)(uint8_t)buf[off + 4] << 24;
+		r->data = buf + off + 5;
+		if (r->len > len - off - 5)
+			die("parse config", "record too long");
+		off += 5 + r->len;
 	}
-	drop_bounding_set();
-	if (setresgid(gid, gid, gid) < 0)
-		die("setresgid", NULL);
-	if (setresuid(uid, uid, uid) < 0)
-		die("setresuid", NULL);
-	clear_caps();
-	if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0)
-		die("status fd", NULL);
-	close_from(status_fd + 1);
+	*out = recs;
+	return nrec;
+}
+
+// read_frame reads one frame from fd: a little-endian uint32 length and
+// that many bytes, not a byte more (what follows is the task's).
+static char *read_frame(int fd, size_t *len)
+{
+	unsigned char hdr[4];
+	size_t got = 0, n;
+	char *buf;
+	while (got < sizeof hdr) {
+		ssize_t r = read(fd, hdr + got, sizeof hdr - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die("read cell config", r == 0 ? "EOF" : NULL);
+		got += r;
+	}
+	n = hdr[0] | hdr[1] << 8 | hdr[2] << 16 | (size_t)hdr[3] << 24;
+	buf = malloc(n + 1);
+	if (!buf)
+		die("read cell config", "malloc");
+	for (got = 0; got < n;) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die("read cell config", r == 0 ? "EOF" : NULL);
+		got += r;
+	}
+	*len = n;
+	return buf;
+}
+
+// exec_task runs in the task process once it is released: the working
+// directory, no_new_privs, then the seccomp filter and execve. Nothing runs
+// between the filter and execve but the PATH search (execve, write,
+// exit_group).
+static void __attribute__((noreturn))
+exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct sock_fprog *prog)
+{
 	if (chdir(dir) < 0) {
 		report(SVC_REC_WORKDIR, "working_dir %s: %s", dir, strerror(errno));
 		_exit(SVC_EXIT_SETUP_FAILED);
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die("no_new_privs", NULL);
-	if (prog.len > 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+	if (prog->len > 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
 		die("seccomp", NULL);
 
 	int err = ENOENT;
@@ -300,53 +322,97 @@ exec_task(struct rec *recs, int nrec, char **argv, char **envp, const char *cmd)
 	_exit(127);
 }
 
-static int run(void)
+// task_main is the task process, forked by the init while the sandbox is
+// built: it sets its rlimits, becomes the unprivileged task identity with
+// no capabilities and only fds 0-4, says it is ready and waits for its
+// command (the task's records on the config fd, up to EOF).
+static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 {
+	unsigned long long uid = 0, gid = 0;
+
+	prctl(PR_SET_NAME, "svc-task", 0, 0, 0);
+	if (setsid() < 0)
+		die("setsid", NULL);
+	for (int i = 0; i < ncell; i++) {
+		struct rec *r = &cell[i];
+		if (r->tag == SVC_REC_RLIMIT) {
+			struct rlimit rl = {.rlim_cur = num(r, 1), .rlim_max = num(r, 2)};
+			if (setrlimit(num(r, 0), &rl) < 0)
+				die("setrlimit", field(r, 0));
+		} else if (r->tag == SVC_REC_IDS) {
+			uid = num(r, 0);
+			gid = num(r, 1);
+		}
+	}
+	drop_bounding_set();
+	if (setresgid(gid, gid, gid) < 0)
+		die("setresgid", NULL);
+	if (setresuid(uid, uid, uid) < 0)
+		die("setresuid", NULL);
+	clear_caps();
+	if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(SVC_FD_CONFIG, F_SETFD, FD_CLOEXEC) < 0)
+		die("fd flags", NULL);
+	close_from(status_fd + 1);
+	report(SVC_REC_READY, "");
+
 	size_t len;
 	char *buf = read_all(SVC_FD_CONFIG, &len);
 	close(SVC_FD_CONFIG);
-
-	// Parse the records: tag (1 byte), length (4 bytes, little endian), data.
-	int nrec = 0, nargv = 0, nenv = 0;
-	struct rec *recs = calloc(len / 5 + 1, sizeof *recs);
-	if (!recs)
-		die("parse config", "calloc");
-	for (size_t off = 0; off < len;) {
-		if (len - off < 5)
-			die("parse config", "short record");
-		struct rec *r = &recs[nrec++];
-		r->tag = buf[off];
-		r->len = (uint8_t)buf[off + 1] | (uint8_t)buf[off + 2] << 8 |
-			 (uint8_t)buf[off + 3] << 16 | (uint32_t)(uint8_t)buf[off + 4] << 24;
-		r->data = buf + off + 5;
-		if (r->len > len - off - 5)
-			die("parse config", "record too long");
-		off += 5 + r->len;
-		nargv += r->tag == SVC_REC_ARG;
-		nenv += r->tag == SVC_REC_ENV;
+	struct rec *recs;
+	int nrec = parse(buf, len, &recs), nargv = 0, nenv = 0;
+	for (int i = 0; i < nrec; i++) {
+		nargv += recs[i].tag == SVC_REC_ARG;
+		nenv += recs[i].tag == SVC_REC_ENV;
 	}
-	// The Go side ends every record with a NUL, so fields are C strings.
 	char **argv = calloc(nargv + 1, sizeof *argv), **envp = calloc(nenv + 1, sizeof *envp);
-	const char *cmd = NULL, *hostname = "svc";
+	const char *cmd = NULL, *dir = "/";
+	struct sock_fprog prog = {0};
 	if (!argv || !envp)
-		die("parse config", "calloc");
+		die("parse task", "calloc");
 	nargv = nenv = 0;
 	for (int i = 0; i < nrec; i++) {
 		struct rec *r = &recs[i];
-		if (r->tag == SVC_REC_ARG)
+		switch (r->tag) {
+		case SVC_REC_ARG:
 			argv[nargv++] = r->data;
-		else if (r->tag == SVC_REC_ENV)
+			break;
+		case SVC_REC_ENV:
 			envp[nenv++] = r->data;
-		else if (r->tag == SVC_REC_CMD)
+			break;
+		case SVC_REC_CMD:
 			cmd = r->data;
-		else if (r->tag == SVC_REC_HOSTNAME)
-			hostname = r->data;
+			break;
+		case SVC_REC_DIR:
+			dir = r->data;
+			break;
+		case SVC_REC_FILTER:
+			prog.len = r->len / sizeof(struct sock_filter);
+			prog.filter = (struct sock_filter *)r->data;
+			break;
+		}
 	}
 	if (!cmd || nargv == 0)
-		die("parse config", "no command");
+		die("parse task", "no command");
+	exec_task(argv, envp, cmd, dir, &prog);
+}
 
-	// The parent has put this process in its cgroups before sending the
-	// config, so the new cgroup namespace is rooted at the task's cgroup.
+// cell_main is the init of a sandbox, PID 1 of its namespace, running as
+// root of its user namespace. It builds the sandbox from the cell frame,
+// forks the task process and reaps every process of the PID namespace
+// until the task exits. Returning makes the kernel kill the rest.
+static int cell_main(void)
+{
+	size_t len;
+	char *buf = read_frame(SVC_FD_CONFIG, &len);
+	struct rec *recs;
+	int nrec = parse(buf, len, &recs);
+	const char *hostname = "svc";
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].tag == SVC_REC_HOSTNAME)
+			hostname = recs[i].data;
+
+	// The zygote put this process in its cgroups before releasing it, so
+	// the new cgroup namespace is rooted at the task's cgroup.
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		die("unshare", "cgroup namespace");
 	for (int i = 0; i < nrec; i++)
@@ -365,16 +431,14 @@ static int run(void)
 	if (task < 0)
 		die("fork", "task");
 	if (task == 0)
-		exec_task(recs, nrec, argv, envp, cmd);
-	report(SVC_REC_STARTED, "%d", task);
-	// The init keeps no copy of the task's stdio: the task's streams end
-	// with the last process of the task holding them.
+		task_main(recs, nrec);
+	// The init keeps no copy of the task's stdio or config: the task's
+	// streams end with the last process of the task holding them.
 	close(0);
 	close(1);
 	close(2);
+	close(SVC_FD_CONFIG);
 
-	// Reap every process reparented to us until the task itself exits.
-	// Returning makes the kernel kill the rest of the PID namespace.
 	for (;;) {
 		int st;
 		pid_t pid = waitpid(-1, &st, __WALL);
@@ -387,10 +451,222 @@ static int run(void)
 	}
 }
 
-__attribute__((constructor)) static void svc_init(int argc, char **argv, char **envp)
+// cell_child runs in the init right after clone3, still as the zygote's
+// copy: it waits until the zygote has written its id maps and cgroups,
+// takes its fds 0-4 and closes every other, and becomes root of its user
+// namespace. The zygote never writes the go byte if anything failed, and
+// its death (the read ends with EOF) stops the child as well.
+static void __attribute__((noreturn)) cell_child(const int *fds, int sync_r, int sync_w)
+{
+	int tmp[5];
+	char go;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	prctl(PR_SET_NAME, "svc-init", 0, 0, 0);
+	close(sync_w);
+	for (int i = 0; i < 5; i++)
+		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+			_exit(SVC_EXIT_SETUP_FAILED);
+	if (read(sync_r, &go, 1) != 1)
+		_exit(SVC_EXIT_SETUP_FAILED);
+	for (int i = 0; i < 5; i++)
+		if (dup3(tmp[i], i, 0) < 0)
+			_exit(SVC_EXIT_SETUP_FAILED);
+	close_from(5);
+	if (setresgid(0, 0, 0) < 0)
+		die("setresgid", "0");
+	if (setresuid(0, 0, 0) < 0)
+		die("setresuid", "0");
+	_exit(cell_main());
+}
+
+// The zygote.
+
+// zreply answers a spawn request: the init's pid and pidfd, or an error.
+static void zreply(pid_t pid, int pidfd, int err, const char *fmt, ...)
+{
+	struct svc_spawn_reply rep = {.pid = pid, .err = err};
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(rep.msg, sizeof rep.msg, fmt, ap);
+		va_end(ap);
+	}
+	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (pidfd >= 0) {
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof u.buf;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+	}
+	while (sendmsg(SVC_FD_ZYGOTE, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+// write_file writes s to /proc/<pid>/<name> in one write.
+static int write_proc(pid_t pid, const char *name, const char *s)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	int err = errno;
+	close(fd);
+	errno = err;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+// zspawn serves one spawn request: clone3 the init into fresh user,
+// mount, PID, IPC and UTS namespaces, the given network namespace and (v2)
+// cgroup, map its ids, put it in its cgroups (v1) and release it.
+static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int nfds)
+{
+	int cgfd = req->flags & SVC_SPAWN_CGROUP_FD;
+	int want = 6 + (cgfd ? 1 : (int)req->nprocs);
+	if (req->version != SVC_SPAWN_VERSION || nfds != want) {
+		zreply(-1, -1, EINVAL, "bad spawn request (version %u, %d fds, want %d)", req->version, nfds, want);
+		return;
+	}
+	int sync[2];
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		zreply(-1, -1, errno, "sync pipe: %s", strerror(errno));
+		return;
+	}
+	if (setns(fds[5], CLONE_NEWNET) < 0) {
+		zreply(-1, -1, errno, "enter the task's network namespace: %s", strerror(errno));
+		close(sync[0]);
+		close(sync[1]);
+		return;
+	}
+	int pidfd = -1;
+	struct clone_args ca;
+	memset(&ca, 0, sizeof ca);
+	// CLONE_PARENT: the init is the parent's child, not ours, so the
+	// parent reaps it (and no zombie of it waits for us) and its
+	// PR_SET_PDEATHSIG follows the parent. exit_signal is then ours.
+	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+		   CLONE_PIDFD | CLONE_PARENT;
+	ca.pidfd = (uintptr_t)&pidfd;
+	if (cgfd) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = fds[6];
+	}
+	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
+	if (pid == 0)
+		cell_child(fds, sync[0], sync[1]);
+	int cerr = errno;
+	// Never clone into a used network namespace again: a zygote that
+	// cannot return to its own dies, and the parent starts another.
+	if (setns(hostnet, CLONE_NEWNET) < 0) {
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		_exit(SVC_EXIT_SETUP_FAILED);
+	}
+	close(sync[0]);
+	if (pid < 0) {
+		zreply(-1, -1, cerr, "clone3: %s", strerror(cerr));
+		close(sync[1]);
+		return;
+	}
+
+	char map[128];
+	const char *what = "setgroups";
+	int ok = write_proc(pid, "setgroups", "deny") == 0;
+	if (ok) {
+		what = "uid_map";
+		snprintf(map, sizeof map, "0 %u 1\n%u %u 1\n", req->init_uid, req->inner_uid, req->task_uid);
+		ok = write_proc(pid, "uid_map", map) == 0;
+	}
+	if (ok) {
+		what = "gid_map";
+		snprintf(map, sizeof map, "0 %u 1\n%u %u 1\n", req->init_uid, req->inner_gid, req->task_uid);
+		ok = write_proc(pid, "gid_map", map) == 0;
+	}
+	for (int i = 0; ok && !cgfd && i < (int)req->nprocs; i++) {
+		what = "cgroup.procs";
+		int n = snprintf(map, sizeof map, "%d", pid);
+		ok = write(fds[6 + i], map, n) == n;
+	}
+	if (!ok || write(sync[1], "1", 1) != 1) {
+		int err = errno;
+		kill(pid, SIGKILL);
+		close(sync[1]);
+		close(pidfd);
+		zreply(-1, -1, err, "%s of the sandbox init: %s", what, strerror(err));
+		return;
+	}
+	close(sync[1]);
+	zreply(pid, pidfd, 0, NULL);
+	close(pidfd);
+}
+
+// zserve reads and serves one request; it returns 0 when the parent is
+// gone (EOF) or the socket broke.
+static int zserve(int hostnet)
+{
+	struct svc_spawn req;
+	struct iovec iov = {.iov_base = &req, .iov_len = sizeof req};
+	union {
+		char buf[CMSG_SPACE(SVC_SPAWN_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t n = recvmsg(SVC_FD_ZYGOTE, &msg, MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0)
+		return 0;
+	int fds[SVC_SPAWN_MAX_FDS], nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int i = 0; i < k && nfds < SVC_SPAWN_MAX_FDS; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	if (n != sizeof req || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		zreply(-1, -1, EINVAL, "malformed spawn request");
+	else
+		zspawn(hostnet, &req, fds, nfds);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	return 1;
+}
+
+// zygote_main serves spawn requests on fd 3 until the parent closes it.
+// It runs as root of the host with no supplementary groups (a child in a
+// new user namespace keeps them, and with setgroups denied there could
+// never drop them). It has no children to reap: the inits are its
+// parent's (CLONE_PARENT).
+static int zygote_main(void)
+{
+	prctl(PR_SET_NAME, "svc-zygote", 0, 0, 0);
+	// If the parent died before this line, the socket's EOF ends us.
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (setgroups(0, NULL) < 0)
+		return SVC_EXIT_SETUP_FAILED;
+	int hostnet = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (hostnet < 0)
+		return SVC_EXIT_SETUP_FAILED;
+	while (zserve(hostnet))
+		;
+	return 0;
+}
+
+__attribute__((constructor)) static void svc_zygote(int argc, char **argv, char **envp)
 {
 	(void)envp;
-	if (argc < 1 || strcmp(argv[0], SVC_INIT_ARG0) != 0)
+	if (argc < 1 || strcmp(argv[0], SVC_ZYGOTE_ARG0) != 0)
 		return;
-	_exit(run());
+	_exit(zygote_main());
 }

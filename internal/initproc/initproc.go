@@ -6,7 +6,9 @@ import "C"
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,15 +18,67 @@ import (
 	"github.com/svc-sandbox/svc/internal/mount"
 )
 
-// Arg0 is the argv[0] that makes a binary importing this package act as
-// the sandbox init instead of starting normally.
-const Arg0 = C.SVC_INIT_ARG0
+// ZygoteArg0 is the argv[0] that makes a binary importing this package run
+// as the zygote instead of starting normally.
+const ZygoteArg0 = C.SVC_ZYGOTE_ARG0
 
-// File descriptors of the init process.
+// File descriptors: the zygote's socket, and the config and status fds of
+// a sandbox's init.
 const (
+	FDZygote = C.SVC_FD_ZYGOTE
 	FDConfig = C.SVC_FD_CONFIG
 	FDStatus = C.SVC_FD_STATUS
 )
+
+// SpawnRequest is the fixed part of a spawn request to the zygote (struct
+// svc_spawn); the fds travel in the same message.
+type SpawnRequest struct {
+	Version, Flags             uint32
+	InitUID, TaskUID           uint32
+	InnerUID, InnerGID, NProcs uint32
+}
+
+// Spawn request constants.
+const (
+	SpawnVersion  = C.SVC_SPAWN_VERSION
+	SpawnCgroupFD = C.SVC_SPAWN_CGROUP_FD // the last fd is a cgroup v2 directory
+	SpawnMaxFDs   = C.SVC_SPAWN_MAX_FDS
+)
+
+// Encode returns the request as the zygote reads it.
+func (r *SpawnRequest) Encode() []byte {
+	var b []byte
+	for _, v := range []uint32{r.Version, r.Flags, r.InitUID, r.TaskUID, r.InnerUID, r.InnerGID, r.NProcs} {
+		b = binary.NativeEndian.AppendUint32(b, v)
+	}
+	return b
+}
+
+// SpawnReplySize is the size of the zygote's answer (struct svc_spawn_reply).
+const SpawnReplySize = C.sizeof_struct_svc_spawn_reply
+
+// SpawnReply is the zygote's answer: the init's host pid, or -1 and why.
+type SpawnReply struct {
+	Pid int
+	Err syscall.Errno
+	Msg string
+}
+
+// DecodeSpawnReply decodes the zygote's answer.
+func DecodeSpawnReply(b []byte) (SpawnReply, error) {
+	if len(b) != SpawnReplySize {
+		return SpawnReply{}, fmt.Errorf("zygote: reply of %d bytes, want %d", len(b), SpawnReplySize)
+	}
+	msg := b[8:]
+	if i := bytes.IndexByte(msg, 0); i >= 0 {
+		msg = msg[:i]
+	}
+	return SpawnReply{
+		Pid: int(int32(binary.NativeEndian.Uint32(b))),
+		Err: syscall.Errno(int32(binary.NativeEndian.Uint32(b[4:]))),
+		Msg: string(msg),
+	}, nil
+}
 
 // Rlimit is one resource limit of the task.
 type Rlimit struct {
@@ -32,55 +86,73 @@ type Rlimit struct {
 	Soft, Hard uint64
 }
 
-// Spec is everything the init and the task need to know.
-type Spec struct {
+// CellSpec is what the init needs to build a sandbox before its task is
+// known.
+type CellSpec struct {
 	Mounts   mount.Plan
 	Hostname string
 	UID, GID int // the task's identity inside the user namespace
 	Rlimits  []Rlimit
-	Dir      string   // working directory inside the sandbox
-	Cmd      string   // as given by the user
-	Args     []string // argv, argv[0] first
-	Env      []string // NAME=value
-	Filter   []byte   // seccomp program (struct sock_filter[]); nil for none
 }
 
-// Encode returns the config records of s.
-func (s *Spec) Encode() []byte {
-	var b []byte
-	rec := func(tag byte, fields ...string) {
-		n := 0
-		for _, f := range fields {
-			n += len(f) + 1
-		}
-		b = append(b, tag)
-		b = binary.LittleEndian.AppendUint32(b, uint32(n))
-		for _, f := range fields {
-			b = append(b, f...)
-			b = append(b, 0)
-		}
+// TaskSpec is the task a built sandbox runs.
+type TaskSpec struct {
+	Dir    string   // working directory inside the sandbox
+	Cmd    string   // as given by the user
+	Args   []string // argv, argv[0] first
+	Env    []string // NAME=value
+	Filter []byte   // seccomp program (struct sock_filter[]); nil for none
+}
+
+// records appends config records to a buffer.
+type records []byte
+
+func (b *records) rec(tag byte, fields ...string) {
+	n := 0
+	for _, f := range fields {
+		n += len(f) + 1
 	}
-	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	*b = append(*b, tag)
+	*b = binary.LittleEndian.AppendUint32(*b, uint32(n))
+	for _, f := range fields {
+		*b = append(*b, f...)
+		*b = append(*b, 0)
+	}
+}
+
+func u(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// Encode returns the cell frame of s: a little-endian uint32 length, then
+// the records.
+func (s *CellSpec) Encode() []byte {
+	b := records(make([]byte, 4, 4096))
 	for _, op := range s.Mounts {
 		opt := "0"
 		if op.Optional {
 			opt = "1"
 		}
-		rec(C.SVC_REC_MOUNT, string(op.Kind), op.Src, op.Dst, op.FSType, op.Data,
+		b.rec(C.SVC_REC_MOUNT, string(op.Kind), op.Src, op.Dst, op.FSType, op.Data,
 			u(uint64(op.Flags)), u(op.Attr), u(uint64(op.Mode)), opt)
 	}
-	rec(C.SVC_REC_HOSTNAME, s.Hostname)
-	rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))
+	b.rec(C.SVC_REC_HOSTNAME, s.Hostname)
+	b.rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))
 	for _, r := range s.Rlimits {
-		rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
+		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
 	}
-	rec(C.SVC_REC_DIR, s.Dir)
-	rec(C.SVC_REC_CMD, s.Cmd)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// Encode returns the task's records, which the task reads up to EOF.
+func (s *TaskSpec) Encode() []byte {
+	var b records
+	b.rec(C.SVC_REC_DIR, s.Dir)
+	b.rec(C.SVC_REC_CMD, s.Cmd)
 	for _, a := range s.Args {
-		rec(C.SVC_REC_ARG, a)
+		b.rec(C.SVC_REC_ARG, a)
 	}
 	for _, e := range s.Env {
-		rec(C.SVC_REC_ENV, e)
+		b.rec(C.SVC_REC_ENV, e)
 	}
 	if len(s.Filter) > 0 {
 		b = append(b, C.SVC_REC_FILTER)
@@ -90,46 +162,84 @@ func (s *Spec) Encode() []byte {
 	return b
 }
 
-// Report is what the init said about one task.
+// Report is what the init and the task said about one task.
 type Report struct {
 	SetupError   string             // 'F': the sandbox could not be built
+	Ready        bool               // 'R': the task process waited for its command
 	WorkdirError string             // 'W': the working directory failed
-	Started      bool               // 'S': the task process was created
 	Exited       bool               // 'X': the task ended by itself
 	Status       syscall.WaitStatus // valid when Exited
 }
 
-// ReadReport reads status lines from r until EOF. started, if not nil, is
-// called when the task process has been created.
-func ReadReport(r io.Reader, started func()) (Report, error) {
-	var rep Report
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(line) < 2 || line[1] != ' ' {
-			return rep, fmt.Errorf("init status: malformed line %q", line)
-		}
-		text := line[2:]
-		switch line[0] {
-		case C.SVC_REC_SETUP_FAILED:
-			rep.SetupError = text
-		case C.SVC_REC_WORKDIR:
-			rep.WorkdirError = text
-		case C.SVC_REC_STARTED:
-			rep.Started = true
-			if started != nil {
-				started()
+// Status reads the status lines of a sandbox.
+type Status struct {
+	sc  *bufio.Scanner
+	rep Report
+	err error
+}
+
+// NewStatus reads status lines from r.
+func NewStatus(r io.Reader) *Status { return &Status{sc: bufio.NewScanner(r)} }
+
+// WaitReady reads until the task process is ready ('R'). It is an error if
+// the stream ends first or the init reports a setup failure.
+func (s *Status) WaitReady() error {
+	for !s.rep.Ready {
+		if !s.next() {
+			if s.rep.SetupError != "" {
+				return fmt.Errorf("sandbox init: %s", s.rep.SetupError)
 			}
-		case C.SVC_REC_EXIT:
-			st, err := strconv.Atoi(strings.TrimSpace(text))
-			if err != nil {
-				return rep, fmt.Errorf("init status: bad exit line %q", line)
+			if s.err != nil {
+				return s.err
 			}
-			rep.Exited = true
-			rep.Status = syscall.WaitStatus(st)
-		default:
-			return rep, fmt.Errorf("init status: unknown line %q", line)
+			return errors.New("sandbox init: ended before its task was ready")
 		}
 	}
-	return rep, sc.Err()
+	return nil
 }
+
+// Finish reads the rest of the lines up to EOF and returns the report.
+func (s *Status) Finish() (Report, error) {
+	for s.next() {
+	}
+	return s.rep, s.err
+}
+
+// next reads one line into the report; false at EOF or on an error.
+func (s *Status) next() bool {
+	if s.err != nil || !s.sc.Scan() {
+		if s.err == nil {
+			s.err = s.sc.Err()
+		}
+		return false
+	}
+	line := s.sc.Text()
+	if len(line) < 2 || line[1] != ' ' {
+		s.err = fmt.Errorf("init status: malformed line %q", line)
+		return false
+	}
+	text := line[2:]
+	switch line[0] {
+	case C.SVC_REC_SETUP_FAILED:
+		s.rep.SetupError = text
+	case C.SVC_REC_READY:
+		s.rep.Ready = true
+	case C.SVC_REC_WORKDIR:
+		s.rep.WorkdirError = text
+	case C.SVC_REC_EXIT:
+		st, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			s.err = fmt.Errorf("init status: bad exit line %q", line)
+			return false
+		}
+		s.rep.Exited = true
+		s.rep.Status = syscall.WaitStatus(st)
+	default:
+		s.err = fmt.Errorf("init status: unknown line %q", line)
+		return false
+	}
+	return true
+}
+
+// ReadReport reads status lines from r until EOF.
+func ReadReport(r io.Reader) (Report, error) { return NewStatus(r).Finish() }

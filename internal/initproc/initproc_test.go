@@ -32,32 +32,48 @@ func decode(t *testing.T, b []byte) (tags []byte, fields [][]string, raw [][]byt
 }
 
 func TestEncode(t *testing.T) {
-	filter := []byte{1, 0, 2, 0, 0, 0, 0, 0} // NUL bytes must survive
-	s := &Spec{
+	cell := &CellSpec{
 		Mounts: mount.Plan{
 			{Kind: mount.Bind, Src: "/usr", Dst: "/r/usr", Attr: 7},
 			{Kind: mount.Mkdir, Dst: "/r/svc", Mode: 0o755, Optional: true},
 		},
 		Hostname: "svc", UID: 1000, GID: 1001,
 		Rlimits: []Rlimit{{Resource: 4, Soft: 0, Hard: 0}},
-		Dir:     "/svc", Cmd: "sh",
-		Args:   []string{"sh", "-c", "echo 'a\nb'"},
-		Env:    []string{"PATH=/bin", "EMPTY="},
-		Filter: filter,
 	}
-	tags, fields, raw := decode(t, s.Encode())
-	if got := string(tags); got != "mmhirdcaaaeef" {
-		t.Fatalf("record order %q", got)
+	frame := cell.Encode()
+	if n := binary.LittleEndian.Uint32(frame); int(n) != len(frame)-4 {
+		t.Fatalf("frame length %d, want %d", n, len(frame)-4)
+	}
+	tags, fields, _ := decode(t, frame[4:])
+	if got := string(tags); got != "mmhir" {
+		t.Fatalf("cell record order %q", got)
 	}
 	want := [][]string{
 		{"bind", "/usr", "/r/usr", "", "", "0", "7", "0", "0"},
 		{"mkdir", "", "/r/svc", "", "", "0", "0", "493", "1"},
-		{"svc"}, {"1000", "1001"}, {"4", "0", "0"}, {"/svc"}, {"sh"},
-		{"sh"}, {"-c"}, {"echo 'a\nb'"}, {"PATH=/bin"}, {"EMPTY="},
+		{"svc"}, {"1000", "1001"}, {"4", "0", "0"},
 	}
 	for i, w := range want {
 		if !slices.Equal(fields[i], w) {
-			t.Errorf("record %d (%c): %q, want %q", i, tags[i], fields[i], w)
+			t.Errorf("cell record %d (%c): %q, want %q", i, tags[i], fields[i], w)
+		}
+	}
+
+	filter := []byte{1, 0, 2, 0, 0, 0, 0, 0} // NUL bytes must survive
+	task := &TaskSpec{
+		Dir: "/svc", Cmd: "sh",
+		Args:   []string{"sh", "-c", "echo 'a\nb'"},
+		Env:    []string{"PATH=/bin", "EMPTY="},
+		Filter: filter,
+	}
+	tags, fields, raw := decode(t, task.Encode())
+	if got := string(tags); got != "dcaaaeef" {
+		t.Fatalf("task record order %q", got)
+	}
+	want = [][]string{{"/svc"}, {"sh"}, {"sh"}, {"-c"}, {"echo 'a\nb'"}, {"PATH=/bin"}, {"EMPTY="}}
+	for i, w := range want {
+		if !slices.Equal(fields[i], w) {
+			t.Errorf("task record %d (%c): %q, want %q", i, tags[i], fields[i], w)
 		}
 	}
 	if !bytes.Equal(raw[len(raw)-1], filter) {
@@ -65,26 +81,51 @@ func TestEncode(t *testing.T) {
 	}
 }
 
-func TestReadReport(t *testing.T) {
-	started := 0
-	rep, err := ReadReport(strings.NewReader("S 2\nX 9\n"), func() { started++ })
+func TestStatus(t *testing.T) {
+	st := NewStatus(strings.NewReader("R \nX 9\n"))
+	if err := st.WaitReady(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if started != 1 || !rep.Started || !rep.Exited || !rep.Status.Signaled() || rep.Status.Signal() != syscall.SIGKILL {
-		t.Errorf("report %+v, started %d", rep, started)
+	if !rep.Ready || !rep.Exited || !rep.Status.Signaled() || rep.Status.Signal() != syscall.SIGKILL {
+		t.Errorf("report %+v", rep)
 	}
-	rep, err = ReadReport(strings.NewReader("W working_dir /x: No such file or directory\n"), nil)
-	if err != nil || rep.WorkdirError != "working_dir /x: No such file or directory" || rep.Started {
+	rep, err = ReadReport(strings.NewReader("R \nW working_dir /x: No such file or directory\n"))
+	if err != nil || rep.WorkdirError != "working_dir /x: No such file or directory" || rep.Exited {
 		t.Errorf("report %+v, %v", rep, err)
 	}
-	rep, err = ReadReport(strings.NewReader("F mount /r: Permission denied\n"), nil)
-	if err != nil || rep.SetupError != "mount /r: Permission denied" {
-		t.Errorf("report %+v, %v", rep, err)
+	// A setup failure before the task was ready fails the wait with it.
+	err = NewStatus(strings.NewReader("F mount /r: Permission denied\n")).WaitReady()
+	if err == nil || !strings.Contains(err.Error(), "mount /r: Permission denied") {
+		t.Errorf("WaitReady: %v", err)
 	}
-	for _, bad := range []string{"Z what\n", "X\n", "X nine\n", "S\n"} {
-		if _, err := ReadReport(strings.NewReader(bad), nil); err == nil {
+	if err := NewStatus(strings.NewReader("")).WaitReady(); err == nil {
+		t.Error("WaitReady at EOF: no error")
+	}
+	for _, bad := range []string{"Z what\n", "X\n", "X nine\n", "S 2\n"} {
+		if _, err := ReadReport(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+func TestSpawnReply(t *testing.T) {
+	b := make([]byte, SpawnReplySize)
+	binary.NativeEndian.PutUint32(b, uint32(0xffffffff)) // -1
+	binary.NativeEndian.PutUint32(b[4:], uint32(syscall.EPERM))
+	copy(b[8:], "uid_map: Operation not permitted")
+	rep, err := DecodeSpawnReply(b)
+	if err != nil || rep.Pid != -1 || rep.Err != syscall.EPERM || rep.Msg != "uid_map: Operation not permitted" {
+		t.Errorf("reply %+v, %v", rep, err)
+	}
+	if _, err := DecodeSpawnReply(b[:10]); err == nil {
+		t.Error("a short reply decoded")
+	}
+	req := (&SpawnRequest{Version: 1, Flags: 2, InitUID: 3, TaskUID: 4, InnerUID: 5, InnerGID: 6, NProcs: 7}).Encode()
+	if len(req) != 7*4 || binary.NativeEndian.Uint32(req[24:]) != 7 {
+		t.Errorf("request %v", req)
 	}
 }

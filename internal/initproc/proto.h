@@ -1,14 +1,44 @@
-// The protocol between internal/runner (parent) and init.c (child). The Go
-// side (initproc.go) takes these constants through cgo, so both sides
-// always agree; doc.go describes the protocol.
+// The protocol between internal/runner (parent) and init.c (zygote, init
+// and task). The Go side (initproc.go) takes these constants through cgo,
+// so both sides always agree; doc.go describes the protocol.
 #ifndef SVC_PROTO_H
 #define SVC_PROTO_H
 
-#define SVC_INIT_ARG0 "svc-init"
+#include <stdint.h>
 
-// File descriptors of the init process.
-#define SVC_FD_CONFIG 3 // parent -> init: the config records, then EOF
-#define SVC_FD_STATUS 4 // init -> parent: status lines
+// argv[0] of the zygote: the binary runs zygote_main instead of starting.
+#define SVC_ZYGOTE_ARG0 "svc-zygote"
+
+// The zygote's end of its socket to the parent.
+#define SVC_FD_ZYGOTE 3
+
+// File descriptors of a sandbox's init (and of its task until execve).
+#define SVC_FD_CONFIG 3 // parent -> init: the cell frame, later the task's records, then EOF
+#define SVC_FD_STATUS 4 // init and task -> parent: status lines
+
+// A spawn request: this struct, and in the same message (SCM_RIGHTS) the
+// fds stdin, stdout, stderr, config, status, netns, then either one cgroup
+// directory (flags & SVC_SPAWN_CGROUP_FD, cgroup v2) or nprocs open
+// cgroup.procs files (cgroup v1).
+struct svc_spawn {
+	uint32_t version;
+	uint32_t flags;
+	uint32_t init_uid, task_uid; // host ids of the namespace's root and of the task
+	uint32_t inner_uid, inner_gid; // the task's ids inside the user namespace
+	uint32_t nprocs;
+};
+
+#define SVC_SPAWN_VERSION 1
+#define SVC_SPAWN_CGROUP_FD 1
+#define SVC_SPAWN_MAX_FDS 16
+
+// The zygote's answer: the init's pid (host) and, on success, its pidfd
+// in the same message; on failure pid is -1 and msg says why.
+struct svc_spawn_reply {
+	int32_t pid;
+	int32_t err; // errno
+	char msg[240];
+};
 
 // Config record tags.
 #define SVC_REC_MOUNT 'm'    // op, src, dst, fstype, data, flags, attr, mode, optional
@@ -32,8 +62,8 @@
 
 // Status record tags, one line each: "<tag> <text>\n".
 #define SVC_REC_SETUP_FAILED 'F' // the sandbox could not be built: what failed
+#define SVC_REC_READY 'R'        // the task process waits for its command
 #define SVC_REC_WORKDIR 'W'      // the working directory could not be entered
-#define SVC_REC_STARTED 'S'      // the task process exists: its pid inside
 #define SVC_REC_EXIT 'X'         // the task ended: its raw wait status
 
 #define SVC_EXIT_SETUP_FAILED 125

@@ -1,7 +1,8 @@
-// Package runner is the parent side of a sandbox: it starts the init of a
-// task in fresh namespaces (internal/initproc is the child side), feeds its
-// stdin, collects its output within limits, enforces the wall and CPU time
-// limits and waits until every process of the task is gone.
+// Package runner is the parent side of a sandbox: it builds sandboxes
+// ahead of their tasks through the zygote (internal/initproc is the child
+// side), releases a task with its command, feeds its stdin, collects its
+// output within limits, enforces the wall and CPU time limits and waits
+// until every process of the task is gone.
 package runner
 
 import (
@@ -12,39 +13,36 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/svc-sandbox/svc/internal/initproc"
 	"golang.org/x/sys/unix"
 )
 
-// Namespaces every task gets at clone time. Its network namespace is a
-// fresh one from the pool (netns.go), entered by the spawning thread for
-// the clone; the cgroup namespace is entered by the init once it is in its
-// cgroups.
-const cloneFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
-	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
-
-// SetupTimeout bounds the sandbox setup of a task: from the release of its
-// init to the creation of the task process. The task's own limits start
-// then.
+// SetupTimeout bounds the build of a sandbox: from the spawn request to
+// the task process waiting for its command. The task's own limits start
+// when it is released.
 const SetupTimeout = 30 * time.Second
 
-// Task describes one task to run. Zero durations and limits mean none.
-type Task struct {
-	Spec initproc.Spec
+// CellConfig describes the sandbox of a cell.
+type CellConfig struct {
+	Spec initproc.CellSpec
 	// Host ids the namespace's root (the init) and the task identity
 	// (Spec.UID/GID inside) map to.
 	InitUID, TaskUID int
-	Stdin            string
-
 	// CgroupFD, when set (cgroup v2), is the task cgroup's directory: the
 	// init is born in it (clone3 CLONE_INTO_CGROUP).
 	CgroupFD *os.File
-	// Enter, when set, puts the init (by host pid) in its cgroups before
-	// it is released (cgroup v1).
-	Enter func(pid int) error
+	// CgroupProcs (cgroup v1) are the cgroup.procs files of the task's
+	// cgroups, one per controller: the zygote writes the init's pid to
+	// each before releasing it.
+	CgroupProcs []string
+}
+
+// Task is the task a cell runs. Zero durations and limits mean none.
+type Task struct {
+	Spec  initproc.TaskSpec
+	Stdin string
 
 	WallTimeout time.Duration
 	// CPULimit is enforced over the whole task by polling CPUUsage at the
@@ -59,22 +57,20 @@ type Task struct {
 
 // Result is what happened to a task, before any interpretation.
 type Result struct {
-	Report           initproc.Report
-	Stdout, Stderr   []byte
-	StdoutTruncated  bool
-	StderrTruncated  bool
-	TimedOut         bool // the wall timeout killed it
-	CPUExceeded      bool // the CPU limit killed it
-	OutputExceeded   bool // an output limit killed it
-	Cancelled        bool // ctx killed it
-	SetupTimedOut    bool // the sandbox setup overran SetupTimeout
-	WallTime         time.Duration
-	InitExitedNormal bool // the init exited by itself
+	Report          initproc.Report
+	Stdout, Stderr  []byte
+	StdoutTruncated bool
+	StderrTruncated bool
+	TimedOut        bool // the wall timeout killed it
+	CPUExceeded     bool // the CPU limit killed it
+	OutputExceeded  bool // an output limit killed it
+	Cancelled       bool // ctx killed it
+	WallTime        time.Duration
 }
 
 // Killed reports whether the runner killed the task.
 func (r *Result) Killed() bool {
-	return r.TimedOut || r.CPUExceeded || r.OutputExceeded || r.Cancelled || r.SetupTimedOut
+	return r.TimedOut || r.CPUExceeded || r.OutputExceeded || r.Cancelled
 }
 
 // Budget is a byte budget shared by several tasks' output streams. It is
@@ -107,162 +103,250 @@ func (b *Budget) take(n int64) int64 {
 	}
 }
 
-// Run runs one task and returns when every process of it is gone. An
-// error means the task could not be started.
-func Run(ctx context.Context, t *Task) (*Result, error) {
-	exe, err := sealedExe()
+// Cell is a sandbox built ahead of its task: an init in fresh user, mount,
+// PID, network, IPC, UTS and cgroup namespaces, in the task's cgroups,
+// with the mount plan applied and the task process forked, without
+// privileges, waiting for its command. A cell runs one task ([Cell.Run])
+// or is closed unused ([Cell.Close]); it is never reused. Its methods are
+// not safe for concurrent use.
+type Cell struct {
+	pid    int
+	pidfd  *os.File
+	config *os.File // write end: the task's records release the task
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	statR  *os.File
+	status *initproc.Status
+	used   bool
+	reaped bool
+	// mntns holds the cell's mount namespace, so that the init's exit
+	// does not tear its mounts down on the task's critical path: the
+	// kernel does it when Close drops this last reference.
+	mntns *os.File
+}
+
+// Build makes a cell and returns once its task process waits for its
+// command. Cancelling ctx or SetupTimeout passing stops the build.
+func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
+	z, err := theZygote()
 	if err != nil {
 		return nil, err
 	}
-	var closers []*os.File
+	var theirs []*os.File // the init's ends, closed once it has them
 	defer func() {
-		for _, f := range closers {
+		for _, f := range theirs {
 			f.Close()
 		}
 	}()
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			closers = append(closers, r, w)
+	cell := &Cell{}
+	defer func() {
+		if err != nil {
+			cell.Close()
 		}
-		return
+	}()
+	for _, p := range []struct {
+		mine  **os.File
+		write bool // the init writes
+	}{{&cell.stdin, false}, {&cell.stdout, true}, {&cell.stderr, true}, {&cell.config, false}, {&cell.statR, true}} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox pipes: %w", err)
+		}
+		if p.write {
+			*p.mine, theirs = r, append(theirs, w)
+		} else {
+			*p.mine, theirs = w, append(theirs, r)
+		}
 	}
-	stdinR, stdinW, err := pipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdin pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := pipe()
-	if err != nil {
-		return nil, fmt.Errorf("stdout pipe: %w", err)
-	}
-	stderrR, stderrW, err := pipe()
-	if err != nil {
-		return nil, fmt.Errorf("stderr pipe: %w", err)
-	}
-	cfgR, cfgW, err := pipe()
-	if err != nil {
-		return nil, fmt.Errorf("config pipe: %w", err)
-	}
-	statR, statW, err := pipe()
-	if err != nil {
-		return nil, fmt.Errorf("status pipe: %w", err)
-	}
-
-	sys := &syscall.SysProcAttr{
-		Cloneflags: cloneFlags,
-		UidMappings: []syscall.SysProcIDMap{
-			{ContainerID: 0, HostID: t.InitUID, Size: 1},
-			{ContainerID: t.Spec.UID, HostID: t.TaskUID, Size: 1},
-		},
-		GidMappings: []syscall.SysProcIDMap{
-			{ContainerID: 0, HostID: t.InitUID, Size: 1},
-			{ContainerID: t.Spec.GID, HostID: t.TaskUID, Size: 1},
-		},
-		GidMappingsEnableSetgroups: false,
-		Credential:                 &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true},
-		Pdeathsig:                  syscall.SIGKILL,
-	}
-	if t.CgroupFD != nil {
-		sys.UseCgroupFD = true
-		sys.CgroupFD = int(t.CgroupFD.Fd())
-	}
-	files := make([]*os.File, 5)
-	files[0], files[1], files[2] = stdinR, stdoutW, stderrW
-	files[initproc.FDConfig], files[initproc.FDStatus] = cfgR, statW
 	netns, err := freshNetns()
 	if err != nil {
 		return nil, err
 	}
-	proc, err := startProcess(fmt.Sprintf("/proc/self/fd/%d", exe.Fd()), []string{initproc.Arg0},
-		&os.ProcAttr{Dir: "/", Env: []string{}, Files: files, Sys: sys}, netns)
-	netns.Close()
-	if err != nil {
+	theirs = append(theirs, netns)
+	req := &initproc.SpawnRequest{
+		Version: initproc.SpawnVersion,
+		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
+		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
+	}
+	files := theirs
+	if c.CgroupFD != nil {
+		req.Flags |= initproc.SpawnCgroupFD
+		files = append(files, c.CgroupFD) // the caller's to close
+	} else {
+		for _, p := range c.CgroupProcs {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("enter cgroup: %w", err)
+			}
+			theirs = append(theirs, f)
+			files = append(files, f)
+			req.NProcs++
+		}
+	}
+	if len(files) > initproc.SpawnMaxFDs {
+		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)
+	}
+	if cell.pid, cell.pidfd, err = z.spawn(req, files); err != nil {
 		return nil, fmt.Errorf("start sandbox init: %w", err)
 	}
-	// Our copies of the child's ends must go, or we never see EOF.
-	for _, f := range []*os.File{stdinR, stdoutW, stderrW, cfgR, statW} {
+	if cell.mntns, err = os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cell.pid)); err != nil {
+		return nil, fmt.Errorf("hold the sandbox's mount namespace: %w", err)
+	}
+	// Our copies of the init's ends must go, or we never see EOF.
+	for _, f := range theirs {
 		f.Close()
 	}
+	theirs = nil
 
-	r := &Result{}
-	k := &killer{proc: proc}
-	if t.Enter != nil {
-		if err := t.Enter(proc.Pid); err != nil {
-			proc.Signal(syscall.SIGKILL)
-			proc.Wait()
-			return nil, fmt.Errorf("enter cgroup: %w", err)
-		}
-	}
-
-	// The config releases the init.
-	if _, err := cfgW.Write(t.Spec.Encode()); err != nil {
-		proc.Signal(syscall.SIGKILL)
-		proc.Wait()
+	stop := context.AfterFunc(ctx, cell.kill)
+	defer stop()
+	cell.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
+	if _, err := cell.config.Write(c.Spec.Encode()); err != nil {
 		return nil, fmt.Errorf("send sandbox config: %w", err)
 	}
-	cfgW.Close()
+	cell.status = initproc.NewStatus(cell.statR)
+	if err := cell.status.WaitReady(); err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	cell.statR.SetReadDeadline(time.Time{})
+	return cell, nil
+}
+
+// Pid returns the host pid of the cell's init.
+func (c *Cell) Pid() int { return c.pid }
+
+// kill kills the init, and with it every process of the cell.
+func (c *Cell) kill() {
+	if c.pidfd != nil {
+		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	}
+}
+
+// Close kills an unused cell and returns once its processes are gone.
+// After [Cell.Run] it releases what is left, the cell's mount namespace
+// among it: call it off the critical path.
+func (c *Cell) Close() error {
+	c.kill()
+	err := c.waitExit()
+	c.close()
+	if c.mntns != nil {
+		c.mntns.Close()
+	}
+	return err
+}
+
+// close closes the cell's files but the mount namespace.
+func (c *Cell) close() {
+	for _, f := range []*os.File{c.config, c.stdin, c.stdout, c.stderr, c.statR, c.pidfd} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// waitExit waits until the init has exited and reaps it. The kernel makes
+// the pidfd readable only once the init's PID namespace is empty, so
+// every process of the task is gone then.
+func (c *Cell) waitExit() error {
+	if c.pidfd == nil || c.reaped {
+		return nil
+	}
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var perr error
+	err = rc.Read(func(fd uintptr) bool {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		if err == unix.EINTR {
+			return false
+		}
+		perr = err
+		return err != nil || n > 0
+	})
+	if err == nil {
+		err = perr
+	}
+	if err == nil {
+		var info unix.Siginfo
+		err = unix.Waitid(unix.P_PIDFD, int(c.pidfd.Fd()), &info, unix.WEXITED, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("wait for sandbox init: %w", err)
+	}
+	c.reaped = true
+	return nil
+}
+
+// Run releases the cell's task and returns when every process of it is
+// gone. An error means the task could not be run. Close the cell
+// afterwards either way.
+func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
+	if c.used {
+		return nil, errors.New("sandbox: cell already used")
+	}
+	c.used = true
+	r := &Result{}
+	k := &killer{kill: c.kill}
 
 	var wg sync.WaitGroup
-	var started atomic.Int64 // unix nanoseconds when the task process existed
-	started.Store(time.Now().UnixNano())
-	// The wall clock of a task runs from the moment its process exists.
-	// Until then the timer bounds the sandbox's setup, by SetupTimeout and
-	// not by the wall timeout: a setup slower than the task's limit (a
-	// loaded host, a limit of a few ms) must not use the task's time up
-	// and report it timed out before it ran.
-	var tmu sync.Mutex // guards timer
-	timer := time.AfterFunc(SetupTimeout, func() { k.kill(killSetup) })
-	defer func() {
-		tmu.Lock()
-		timer.Stop()
-		tmu.Unlock()
-	}()
+	outputKill := func() { k.killFor(killOutput) }
+	stdout, stderr := c.stdout, c.stderr
+	wg.Go(func() { r.Stdout, r.StdoutTruncated = collect(stdout, t.OutputLimit, t.Budget, outputKill) })
+	wg.Go(func() { r.Stderr, r.StderrTruncated = collect(stderr, t.OutputLimit, t.Budget, outputKill) })
+
+	// The config's EOF releases the task; its wall clock runs from then.
+	start := time.Now()
+	_, werr := c.config.Write(t.Spec.Encode())
+	c.config.Close()
+	c.config = nil
+	var timer *time.Timer
+	if t.WallTimeout > 0 {
+		timer = time.AfterFunc(t.WallTimeout, func() { k.killFor(killTimeout) })
+	}
+	stdin := c.stdin
+	c.stdin = nil
 	wg.Go(func() {
-		rep, err := initproc.ReadReport(statR, func() {
-			started.Store(time.Now().UnixNano())
-			tmu.Lock()
-			defer tmu.Unlock()
-			if timer.Stop() && t.WallTimeout > 0 {
-				timer = time.AfterFunc(t.WallTimeout, func() { k.kill(killTimeout) })
-			}
-		})
-		if err != nil && rep.SetupError == "" {
-			rep.SetupError = err.Error()
+		if t.Stdin != "" && werr == nil {
+			io.WriteString(stdin, t.Stdin)
 		}
-		r.Report = rep
+		stdin.Close()
 	})
-	wg.Go(func() {
-		if t.Stdin != "" {
-			io.WriteString(stdinW, t.Stdin)
-		}
-		stdinW.Close()
-	})
-	outputKill := func() { k.kill(killOutput) }
-	wg.Go(func() { r.Stdout, r.StdoutTruncated = collect(stdoutR, t.OutputLimit, t.Budget, outputKill) })
-	wg.Go(func() { r.Stderr, r.StderrTruncated = collect(stderrR, t.OutputLimit, t.Budget, outputKill) })
 
 	done := make(chan struct{})
 	var watch sync.WaitGroup
 	if t.CPULimit > 0 && t.CPUUsage != nil {
-		watch.Go(func() { watchCPU(t, done, func() { k.kill(killCPU) }) })
+		watch.Go(func() { watchCPU(t, done, func() { k.killFor(killCPU) }) })
 	}
 	watch.Go(func() {
 		select {
 		case <-ctx.Done():
-			k.kill(killCancel)
+			k.killFor(killCancel)
 		case <-done:
 		}
 	})
 
-	st, werr := proc.Wait()
+	rep, serr := c.status.Finish()
+	xerr := c.waitExit()
 	end := time.Now()
+	if timer != nil {
+		timer.Stop()
+	}
 	k.exited()
 	close(done)
 	watch.Wait()
 	wg.Wait()
-	if werr != nil {
-		return nil, fmt.Errorf("wait for sandbox init: %w", werr)
+	if xerr != nil {
+		return nil, xerr
 	}
+	if serr != nil && rep.SetupError == "" {
+		rep.SetupError = serr.Error()
+	}
+	r.Report = rep
 	switch k.reason() {
 	case killTimeout:
 		r.TimedOut = true
@@ -272,13 +356,8 @@ func Run(ctx context.Context, t *Task) (*Result, error) {
 		r.OutputExceeded = true
 	case killCancel:
 		r.Cancelled = true
-	case killSetup:
-		r.SetupTimedOut = true
 	}
-	r.InitExitedNormal = st.Exited()
-	if r.Report.Started {
-		r.WallTime = end.Sub(time.Unix(0, started.Load()))
-	}
+	r.WallTime = end.Sub(start)
 	return r, nil
 }
 
@@ -289,20 +368,19 @@ const (
 	killCPU
 	killOutput
 	killCancel
-	killSetup
 )
 
 // killer kills a task's init (and with it the task's PID namespace) once,
 // remembering the first reason.
 type killer struct {
-	proc *os.Process
+	kill func()
 
 	mu   sync.Mutex // guards why and done
 	why  int
 	done bool // the init has exited
 }
 
-func (k *killer) kill(why int) {
+func (k *killer) killFor(why int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	// Once the task has ended, a timer or a cancellation firing late
@@ -312,7 +390,7 @@ func (k *killer) kill(why int) {
 	}
 	k.why = why
 	if !k.done {
-		k.proc.Signal(syscall.SIGKILL)
+		k.kill()
 	}
 }
 

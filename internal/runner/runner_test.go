@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,11 +20,33 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// testTask builds a task running argv in a fresh sandbox whose workspace is
-// a temporary directory.
-func testTask(t *testing.T, argv ...string) *Task { return testTaskB(t, argv...) }
+// testCell builds a cell whose workspace is a temporary directory and runs
+// argv in it.
+func testRun(t testing.TB, argv ...string) *Result {
+	t.Helper()
+	cfg := testCell(t)
+	cell, err := Build(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cell.Close()
+	r, err := cell.Run(context.Background(), testTask(argv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
-func testTaskB(t testing.TB, argv ...string) *Task {
+func testTask(argv ...string) *Task {
+	return &Task{
+		Spec:        initproc.TaskSpec{Dir: "/svc", Cmd: argv[0], Args: argv, Env: []string{"PATH=/usr/bin:/bin"}},
+		WallTimeout: 10 * time.Second, OutputLimit: 1 << 20,
+	}
+}
+
+// testCell returns the config of a sandbox whose workspace is a temporary
+// directory.
+func testCell(t testing.TB) *CellConfig {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"root", "svc", "tmp"} {
@@ -45,23 +68,15 @@ func testTaskB(t testing.TB, argv ...string) *Task {
 		RootFS: "/", NewRoot: filepath.Join(dir, "root"),
 		Workspace: filepath.Join(dir, "svc"), Tmp: filepath.Join(dir, "tmp"), ShmSize: 1 << 20,
 	}, sys)
-	return &Task{
-		Spec: initproc.Spec{
-			Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000, Dir: "/svc",
-			Cmd: argv[0], Args: argv, Env: []string{"PATH=/usr/bin:/bin"},
-		},
+	return &CellConfig{
+		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
 		InitUID: 1_500_000, TaskUID: 1_500_001,
-		WallTimeout: 10 * time.Second, OutputLimit: 1 << 20,
 	}
 }
 
 func TestRunEcho(t *testing.T) {
 	requireRoot(t)
-	task := testTask(t, "sh", "-c", "echo hello; id -u; hostname; echo err >&2; exit 3")
-	r, err := Run(context.Background(), task)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRun(t, "sh", "-c", "echo hello; id -u; hostname; echo err >&2; exit 3")
 	if r.Report.SetupError != "" {
 		t.Fatalf("setup: %s", r.Report.SetupError)
 	}
@@ -78,23 +93,62 @@ func TestRunEcho(t *testing.T) {
 
 func TestRunNotFound(t *testing.T) {
 	requireRoot(t)
-	r, err := Run(context.Background(), testTask(t, "no-such-command"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRun(t, "no-such-command")
 	if r.Report.Status.ExitStatus() != 127 || !strings.HasPrefix(string(r.Stderr), "svc: no-such-command: ") {
 		t.Fatalf("report %+v stderr %q", r.Report, r.Stderr)
 	}
 }
 
+// TestCellClose: a cell closed unused leaves no process.
+func TestCellClose(t *testing.T) {
+	requireRoot(t)
+	cell, err := Build(context.Background(), testCell(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := cell.Pid()
+	if err := cell.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		t.Errorf("init %d still there after Close", pid)
+	}
+}
+
+// BenchmarkBuild is the cost of a cell, built and closed unused.
+func BenchmarkBuild(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	cfg := testCell(b)
+	for b.Loop() {
+		cell, err := Build(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cell.Close()
+	}
+}
+
+// BenchmarkRunTrue is the cost of releasing a built cell's /bin/true, the
+// build excluded.
 func BenchmarkRunTrue(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
 	}
-	task := testTaskB(b, "/bin/true")
+	cfg := testCell(b)
 	for b.Loop() {
-		if _, err := Run(context.Background(), task); err != nil {
+		b.StopTimer()
+		cell, err := Build(context.Background(), cfg)
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.StartTimer()
+		if _, err := cell.Run(context.Background(), testTask("/bin/true")); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cell.Close()
+		b.StartTimer()
 	}
 }
