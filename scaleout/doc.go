@@ -10,8 +10,10 @@
 //   - a step stored by one instance is replayed by another, with results
 //     identical to the byte;
 //   - a file uploaded to one instance is missing on another
-//     (file_not_found), and the client's automatic upload again makes the
-//     request succeed there;
+//     (file_not_found); the client uploads it again and sends the request
+//     again, both with one X-Svc-Affinity, which nginx hashes: they reach
+//     one instance together and the request succeeds, also when the
+//     file's instance was stopped;
 //   - DELETE /cache through one instance drops the layers of every
 //     instance;
 //   - SIGTERM to one instance under load loses no request: the ones it
