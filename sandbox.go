@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,8 @@ type Sandbox struct {
 	closed bool
 	// ids are the identity slots in use: one for each running request
 	// (at most MaxConcurrency), each prepared one (at most cap(pool)) and
-	// the one being prepared, so a request always finds one free.
+	// each being prepared (one per preparer), so a request always finds
+	// one free.
 	ids []bool
 }
 
@@ -52,9 +54,18 @@ type Sandbox struct {
 // of a quarter of the instance's slots, from 1 to 4.
 func poolSize(maxConcurrency int) int { return min(max(maxConcurrency/4, 1), 4) }
 
+// preparers is how many requests are prepared at once: a build mostly
+// waits (for the zygote, for the init's mounts), so one preparer per CPU
+// keeps up with requests a single one could not, and more would only
+// take CPU from the requests.
+func preparers(maxConcurrency int) int { return min(poolSize(maxConcurrency), runtime.NumCPU()) }
+
 // identitySlots is the number of identity slots of a Sandbox, each two
-// host ids from Config.UIDBase.
-func identitySlots(maxConcurrency int) int { return maxConcurrency + poolSize(maxConcurrency) + 1 }
+// host ids from Config.UIDBase: for the running requests, the prepared
+// ones and those being prepared.
+func identitySlots(maxConcurrency int) int {
+	return maxConcurrency + poolSize(maxConcurrency) + preparers(maxConcurrency)
+}
 
 // errClosing is the cause of closing's cancellation.
 var errClosing = errors.New("sandbox closed")
@@ -84,11 +95,13 @@ func New(cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
-// startPreparing starts prepareLoop.
+// startPreparing starts the preparers.
 func (s *Sandbox) startPreparing() {
 	ctx, cancel := context.WithCancel(s.closing)
 	s.stopPreparing = cancel
-	s.preparing.Go(func() { s.prepareLoop(ctx) })
+	for range preparers(s.limits.MaxConcurrency) {
+		s.preparing.Go(func() { s.prepareLoop(ctx) })
+	}
 }
 
 // drainPool stops prepareLoop and removes the prepared requests.

@@ -382,8 +382,12 @@ func (g *Group) removeOnce() error {
 
 // Destroy kills the group's processes and removes it with its descendants
 // ([Group.Kill], then [Group.Remove]); the startup sweep uses it on the
-// leftovers of a crashed instance.
+// leftovers of a crashed instance. A group already empty is removed
+// without a look for processes.
 func (g *Group) Destroy() error {
+	if g.removeOnce() == nil {
+		return nil
+	}
 	err := g.Kill()
 	if errors.Is(err, errSelf) {
 		return err
