@@ -110,7 +110,10 @@ func (b *Budget) take(n int64) int64 {
 // or is closed unused ([Cell.Close]); it is never reused. Its methods are
 // not safe for concurrent use.
 type Cell struct {
-	pid    int
+	pid int
+	// mu guards pidfd: a kill (a timer, ctx) may come at any time, even
+	// while the cell is closed.
+	mu     sync.Mutex
 	pidfd  *os.File
 	config *os.File // write end: the task's records release the task
 	stdin  *os.File
@@ -221,6 +224,8 @@ func (c *Cell) Pid() int { return c.pid }
 
 // kill kills the init, and with it every process of the cell.
 func (c *Cell) kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.pidfd != nil {
 		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
 	}
@@ -241,11 +246,17 @@ func (c *Cell) Close() error {
 
 // close closes the cell's files but the mount namespace.
 func (c *Cell) close() {
-	for _, f := range []*os.File{c.config, c.stdin, c.stdout, c.stderr, c.statR, c.pidfd} {
+	for _, f := range []*os.File{c.config, c.stdin, c.stdout, c.stderr, c.statR} {
 		if f != nil {
 			f.Close()
 		}
 	}
+	c.mu.Lock()
+	if c.pidfd != nil {
+		c.pidfd.Close()
+		c.pidfd = nil
+	}
+	c.mu.Unlock()
 }
 
 // waitExit waits until the init has exited and reaps it. The kernel makes
