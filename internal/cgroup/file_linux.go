@@ -3,28 +3,36 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // writeFile writes val to the existing cgroup file dir/name in one write
 // (open O_WRONLY|O_TRUNC, never O_CREAT). The error names the file and
-// wraps the errno.
+// wraps the errno. Cgroup files are read and written with plain system
+// calls: through package os, each open would also register the file with
+// the runtime's poller, as some cgroup files can be polled.
 func writeFile(dir, name, val string) error {
 	p := filepath.Join(dir, name)
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, errno(err))
+	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0)
+	if err == nil {
+		var n int
+		n, err = unix.Write(fd, []byte(val))
+		if err == nil && n != len(val) {
+			err = io.ErrShortWrite
+		}
+		if cerr := unix.Close(fd); err == nil {
+			err = cerr
+		}
 	}
-	_, err = f.WriteString(val)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, errno(err))
+		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, err)
 	}
 	return nil
 }
@@ -32,19 +40,26 @@ func writeFile(dir, name, val string) error {
 // readFile returns the contents of the cgroup file dir/name.
 func readFile(dir, name string) (string, error) {
 	p := filepath.Join(dir, name)
-	b, err := os.ReadFile(p)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", fmt.Errorf("cgroup: read %s: %s: %w", name, p, errno(err))
+		return "", fmt.Errorf("cgroup: read %s: %s: %w", name, p, err)
 	}
-	return string(b), nil
-}
-
-// errno unwraps an *fs.PathError, whose path the callers' messages carry.
-func errno(err error) error {
-	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		return pe.Err
+	defer unix.Close(fd)
+	var buf [4096]byte
+	var out []byte
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("cgroup: read %s: %s: %w", name, p, err)
+		}
+		if n == 0 {
+			return string(out), nil
+		}
+		out = append(out, buf[:n]...)
 	}
-	return err
 }
 
 // readInt reads a file holding one integer; nil, nil when it does not exist.
