@@ -366,6 +366,17 @@ func (g *Group) Remove() error {
 }
 
 func (g *Group) removeOnce() error {
+	// A leaf, the common case, goes without reading the subtree.
+	leaf := true
+	for _, d := range g.uniq() {
+		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
+			leaf = false
+			break
+		}
+	}
+	if leaf {
+		return nil
+	}
 	for _, d := range g.uniq() {
 		dirs, err := subtree(d)
 		if err != nil {

@@ -178,10 +178,12 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		files = append(files, c.CgroupFD) // the caller's to close
 	} else {
 		for _, p := range c.CgroupProcs {
-			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			// Not through os.OpenFile: no poller for a file only passed on.
+			fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				return nil, fmt.Errorf("enter cgroup: %w", err)
+				return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
 			}
+			f := os.NewFile(uintptr(fd), p)
 			theirs = append(theirs, f)
 			files = append(files, f)
 			req.NProcs++
