@@ -85,6 +85,13 @@ func Build(p *Profile) ([]byte, error) {
 	if err := f.SetNoNewPrivsBit(false); err != nil {
 		return nil, fmt.Errorf("seccomp: %s: no_new_privs bit: %w", p.Name, err)
 	}
+	// A binary tree of syscall numbers instead of a list: a call is
+	// decided in about log2(rules) comparisons, and installing the filter
+	// is faster in proportion, since the kernel runs the filter for every
+	// syscall number to build its cache of always-allowed calls.
+	if err := f.SetOptimize(2); err != nil {
+		return nil, fmt.Errorf("seccomp: %s: optimize: %w", p.Name, err)
+	}
 	for _, r := range p.Rules {
 		// A rule that says what the default says adds nothing, and
 		// libseccomp refuses it.
