@@ -228,8 +228,11 @@ type Config struct {
 	// relative to the hierarchy root. Default: this process's own cgroup.
 	CgroupParent string
 	// UIDBase is the first host uid/gid of the range used for sandbox
-	// identities; each concurrently running request takes two ids.
-	// Default 1_000_000 (the range must be unused on the host).
+	// identities. Each request runs as two ids of it (its init and its
+	// tasks), and so does each request prepared ahead: a Sandbox
+	// preparing P ahead uses at most 2 * (MaxConcurrency + 2*P) ids, the
+	// range [Sandbox.HostIDs] reports. The range must be unused on the
+	// host. Default 1000000.
 	UIDBase int
 	// AllowedProfiles are the sandbox profiles tasks may ask for.
 	// Default compile_v2 and native_v2.

@@ -233,6 +233,11 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// HostIDs returns the range of host uids and gids the Sandbox runs
+// sandboxes as: count ids from first (Config.UIDBase). Another Sandbox on
+// the same host needs a range of its own.
+func (s *Sandbox) HostIDs() (first, count int) { return s.cfg.UIDBase, 2 * len(s.ids) }
+
 // Limits returns the effective limits.
 func (s *Sandbox) Limits() Limits { return s.limits }
 

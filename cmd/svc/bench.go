@@ -81,7 +81,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	only := fs.String("only", "", "regular expression: run only the figures whose id it matches")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of the table")
 	fs.StringVar(&f.parent, "state-dir", os.TempDir(), "directory in which a fresh state directory is made and removed at the end; must be searchable by others")
-	fs.IntVar(&f.uidBase, "uid-base", 2_000_000_000, "first host uid/gid of the sandbox identities (two per task slot of each of up to three sandboxes)")
+	fs.IntVar(&f.uidBase, "uid-base", 2_000_000_000, "first host uid/gid of the sandbox identities (each sandbox takes the range Sandbox.HostIDs reports, up to three sandboxes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -339,7 +339,8 @@ func (b *bench) newSandbox(name string, cfg svc.Config) (*svc.Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", name, err)
 	}
-	b.nextUID += 2 * sb.Limits().MaxConcurrency
+	first, n := sb.HostIDs()
+	b.nextUID = first + n
 	return sb, nil
 }
 
