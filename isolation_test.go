@@ -1122,3 +1122,38 @@ echo uid_map $(cat /proc/self/uid_map)`))
 		t.Errorf("requests X and Y run at the same time as host uid %d", uid)
 	}
 }
+
+// TestIsolationSequentialRequests: a request leaves nothing for later
+// ones, whether they take a sandbox prepared before it ran or one built
+// after: not its files in /svc, /tmp and /dev/shm, not its SysV shared
+// memory segment and message queue (which outlive their processes in an
+// IPC namespace). Each later request makes a segment of its own, which
+// it must see, so that an ipcs that sees nothing proves nothing.
+func TestIsolationSequentialRequests(t *testing.T) {
+	sb := newIsolationSandbox(t, svc.Config{})
+	token := "svc-secret-" + randomHex(16)
+	a := sh(`for d in /svc /tmp /dev/shm; do echo "$1" > $d/left-by-a; done
+ipcmk -M 4096 && ipcmk -Q && ipcs -m -q | grep -c '^0x'`)
+	a.Args = append(a.Args, token)
+	a.SandboxProfile = svc.ProfileCompileV1
+	r := one(t, sb, a)
+	expect(t, r, svc.OutcomeExited, 0)
+	if !strings.HasSuffix(r.Stdout, "\n2\n") {
+		t.Fatalf("request A did not make its IPC objects:\n%s%s", r.Stdout, r.Stderr)
+	}
+	// More requests than are prepared ahead: some take a sandbox built
+	// before A ran, the rest one built after.
+	b := sh(`ls -A /svc /tmp /dev/shm; grep -rl "$1" /svc /tmp /dev/shm 2>/dev/null
+echo ipc $(ipcs -m -q | grep -c '^0x')
+ipcmk -M 4096 >/dev/null && echo own $(ipcs -m | grep -c '^0x')`)
+	b.Args = append(b.Args, token)
+	b.SandboxProfile = svc.ProfileCompileV1
+	want := "/dev/shm:\n\n/svc:\n\n/tmp:\nipc 0\nown 1\n" // ls sorts its arguments
+	for i := range 8 {
+		r := one(t, sb, b)
+		expect(t, r, svc.OutcomeExited, 0)
+		if r.Stdout != want {
+			t.Errorf("request %d after A:\n got %q\nwant %q\n%s", i+1, r.Stdout, want, r.Stderr)
+		}
+	}
+}
