@@ -441,7 +441,8 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 
 func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
-	filter, err := seccomp.Program(string(t.profile(cfg.DefaultProfile)))
+	profile := t.profile(cfg.DefaultProfile)
+	filter, err := seccomp.Program(string(profile))
 	if err != nil {
 		return Result{}, err
 	}
@@ -475,6 +476,7 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 		CPUUsage:    c.group.CPUUsage,
 		OutputLimit: l.OutputLimit,
 		Budget:      rq.budget,
+		NoSockets:   refusesSockets(profile),
 	}
 	rr, err := c.c.Run(ctx, rt)
 	if err != nil {
@@ -496,6 +498,12 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 		return Result{}, err
 	}
 	return result(rr, st), nil
+}
+
+// refusesSockets reports whether tasks under p can make no socket.
+func refusesSockets(p Profile) bool {
+	sp, err := seccomp.Lookup(string(p))
+	return err == nil && sp.RefusesSockets()
 }
 
 // profile returns the task's sandbox profile, def when it names none.

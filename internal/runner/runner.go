@@ -53,6 +53,11 @@ type Task struct {
 
 	OutputLimit int64   // per stream
 	Budget      *Budget // shared by the tasks of a request; nil for none
+
+	// NoSockets says the task's seccomp policy refuses socket and
+	// socketpair: it cannot change its network namespace, which Close
+	// then gives back to be used again.
+	NoSockets bool
 }
 
 // Result is what happened to a task, before any interpretation.
@@ -123,6 +128,10 @@ type Cell struct {
 	status *initproc.Status
 	used   bool
 	reaped bool
+	// netns is the cell's network namespace; netUsed says a process of
+	// the cell may have changed it.
+	netns   *os.File
+	netUsed bool
 	// mntns holds the cell's mount namespace, so that the init's exit
 	// does not tear its mounts down on the task's critical path: the
 	// kernel does it when Close drops this last reference.
@@ -162,17 +171,15 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 			*p.mine, theirs = w, append(theirs, r)
 		}
 	}
-	netns, err := freshNetns()
-	if err != nil {
+	if cell.netns, err = freshNetns(); err != nil {
 		return nil, err
 	}
-	theirs = append(theirs, netns)
 	req := &initproc.SpawnRequest{
 		Version: initproc.SpawnVersion,
 		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
 		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
 	}
-	files := theirs
+	files := append(theirs[:len(theirs):len(theirs)], cell.netns)
 	if c.CgroupFD != nil {
 		req.Flags |= initproc.SpawnCgroupFD
 		files = append(files, c.CgroupFD) // the caller's to close
@@ -235,13 +242,22 @@ func (c *Cell) kill() {
 
 // Close kills an unused cell and returns once its processes are gone.
 // After [Cell.Run] it releases what is left, the cell's mount namespace
-// among it: call it off the critical path.
+// among it: call it off the critical path. A network namespace that no
+// process of the cell could have changed is kept for another cell.
 func (c *Cell) Close() error {
 	c.kill()
 	err := c.waitExit()
 	c.close()
 	if c.mntns != nil {
 		c.mntns.Close()
+	}
+	if c.netns != nil {
+		if err == nil && c.reaped && !c.netUsed {
+			recycleNetns(c.netns)
+		} else {
+			c.netns.Close()
+		}
+		c.netns = nil
 	}
 	return err
 }
@@ -303,6 +319,7 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, errors.New("sandbox: cell already used")
 	}
 	c.used = true
+	c.netUsed = !t.NoSockets
 	r := &Result{}
 	k := &killer{kill: c.kill}
 

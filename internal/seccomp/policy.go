@@ -235,6 +235,30 @@ func Lookup(name string) (*Profile, error) {
 	return p, nil
 }
 
+// RefusesSockets reports whether the profile refuses socket and
+// socketpair whatever their arguments: a task under it can make no socket,
+// so it can change nothing in its network namespace.
+func (p *Profile) RefusesSockets() bool {
+	for _, call := range []string{"socket", "socketpair"} {
+		allowed := p.Default == Allow
+		for _, r := range p.Rules {
+			if r.Syscall != call {
+				continue
+			}
+			if r.Action == Allow {
+				return false // for some arguments at least
+			}
+			if r.Arg0 == nil {
+				allowed = false
+			}
+		}
+		if allowed {
+			return false
+		}
+	}
+	return true
+}
+
 // Syscalls returns the calls of the profile's rules, sorted, without
 // duplicates.
 func (p *Profile) Syscalls() []string {

@@ -170,3 +170,15 @@ func TestLookup(t *testing.T) {
 		t.Error("compile_v3: no error")
 	}
 }
+
+func TestRefusesSockets(t *testing.T) {
+	for name, want := range map[string]bool{CompileV2: false, CompileV1: false, NativeV2: true, NativeV1: true} {
+		p, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.RefusesSockets(); got != want {
+			t.Errorf("%s: RefusesSockets %v, want %v", name, got, want)
+		}
+	}
+}
