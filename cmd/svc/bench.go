@@ -374,6 +374,18 @@ func floorHandler(key string) (http.Handler, error) {
 
 // measure runs op warm-up times untimed, then n times, timing each call of
 // op alone; check looks at each result once the clock has stopped.
+// timed runs op once and returns how long it took; check looks at the
+// result after the clock stops.
+func timed[T any](op func() (T, error), check func(T) error) (time.Duration, error) {
+	start := time.Now()
+	v, err := op()
+	d := time.Since(start)
+	if err == nil {
+		err = check(v)
+	}
+	return d, err
+}
+
 func measure[T any](b *bench, n int, op func() (T, error), check func(T) error) ([]time.Duration, error) {
 	for range b.f.warmup {
 		v, err := op()
@@ -389,12 +401,7 @@ func measure[T any](b *bench, n int, op func() (T, error), check func(T) error) 
 		if err := b.ctx.Err(); err != nil {
 			return nil, err
 		}
-		start := time.Now()
-		v, err := op()
-		d := time.Since(start)
-		if err == nil {
-			err = check(v)
-		}
+		d, err := timed(op, check)
 		if err != nil {
 			return nil, err
 		}
@@ -585,12 +592,7 @@ func rate[T any](b *bench, name string, n int, base *row, t target, op func() (T
 			wg.Go(func() {
 				var ds []time.Duration
 				for i := 0; more(i) && b.ctx.Err() == nil; i++ {
-					start := time.Now()
-					v, err := op()
-					d := time.Since(start)
-					if err == nil {
-						err = check(v)
-					}
+					d, err := timed(op, check)
 					if err != nil {
 						errs[w] = err
 						return
