@@ -482,7 +482,8 @@ static void __attribute__((noreturn)) cell_child(const int *fds, int sync_r, int
 
 // The zygote.
 
-// zreply answers a spawn request: the init's pid and pidfd, or an error.
+// zreply answers a spawn request: the init's pid and pidfd; or an error,
+// with the pid and pidfd of an init that was made and killed.
 static void zreply(pid_t pid, int pidfd, int err, const char *fmt, ...)
 {
 	struct svc_spawn_reply rep = {.pid = pid, .err = err};
@@ -598,11 +599,13 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 		ok = write(fds[6 + i], map, n) == n;
 	}
 	if (!ok || write(sync[1], "1", 1) != 1) {
+		// The killed init is the parent's child: the answer carries its
+		// pidfd with the error, for the parent to reap it.
 		int err = errno;
 		kill(pid, SIGKILL);
 		close(sync[1]);
+		zreply(pid, pidfd, err ? err : EIO, "%s of the sandbox init: %s", what, strerror(err));
 		close(pidfd);
-		zreply(-1, -1, err, "%s of the sandbox init: %s", what, strerror(err));
 		return;
 	}
 	close(sync[1]);

@@ -32,8 +32,10 @@ struct svc_spawn {
 #define SVC_SPAWN_CGROUP_FD 1
 #define SVC_SPAWN_MAX_FDS 16
 
-// The zygote's answer: the init's pid (host) and, on success, its pidfd
-// in the same message; on failure pid is -1 and msg says why.
+// The zygote's answer: the init's pid (host) and its pidfd in the same
+// message, err 0. On failure err and msg say why, and pid is -1, or the
+// pid of an init that was made and killed: its pidfd comes too, and the
+// parent reaps it.
 struct svc_spawn_reply {
 	int32_t pid;
 	int32_t err; // errno

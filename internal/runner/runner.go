@@ -199,6 +199,7 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 	if len(files) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)
 	}
+	// A failed spawn may return a killed init, which Close reaps.
 	if cell.pid, cell.pidfd, err = z.spawn(req, files); err != nil {
 		return nil, fmt.Errorf("start sandbox init: %w", err)
 	}

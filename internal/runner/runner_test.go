@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/svc-sandbox/svc/internal/initproc"
 	"github.com/svc-sandbox/svc/internal/mount"
+	"golang.org/x/sys/unix"
 )
 
 func requireRoot(t *testing.T) {
@@ -151,4 +153,40 @@ func BenchmarkRunTrue(b *testing.B) {
 		cell.Close()
 		b.StartTimer()
 	}
+}
+
+// TestBuildFailureReaps: when the zygote cannot finish an init it made
+// (here a cgroup.procs write fails: /dev/full), the build fails with the
+// reason and the killed init, a child of this process, is reaped: no
+// zombie is left.
+func TestBuildFailureReaps(t *testing.T) {
+	requireRoot(t)
+	cfg := testCell(t)
+	cfg.CgroupProcs = []string{"/dev/full"}
+	_, err := Build(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "cgroup.procs") || !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("Build: %v, want a cgroup.procs write failing with ENOSPC", err)
+	}
+	if z := zombieChildren(t); len(z) > 0 {
+		t.Errorf("zombie children left: %v", z)
+	}
+}
+
+// zombieChildren lists this process's children that are zombies.
+func zombieChildren(t *testing.T) []string {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []string
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) >= 2 && f[0] == "Z" && f[1] == fmt.Sprint(os.Getpid()) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -135,7 +135,8 @@ func startZygoteHere() (*zygote, error) {
 // spawn asks the zygote for an init with the fds of initproc.SpawnRequest
 // and returns its host pid and a pidfd. An error of the socket kills the
 // zygote (the next request starts another); one of the spawn itself
-// leaves it serving.
+// leaves it serving, and comes with the pid and pidfd of the init if one
+// was made (killed, for the caller to reap).
 func (z *zygote) spawn(req *initproc.SpawnRequest, files []*os.File) (int, *os.File, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -166,7 +167,11 @@ func (z *zygote) spawn(req *initproc.SpawnRequest, files []*os.File) (int, *os.F
 		}
 		return 0, nil, z.broken(err)
 	}
-	if rep.Pid <= 0 || pidfd == nil {
+	switch {
+	case rep.Err != 0 && rep.Pid > 0 && pidfd != nil:
+		// An init made and killed: ours to reap.
+		return rep.Pid, pidfd, fmt.Errorf("zygote: %s: %w", rep.Msg, rep.Err)
+	case rep.Err != 0 || rep.Pid <= 0 || pidfd == nil:
 		if pidfd != nil {
 			pidfd.Close()
 		}
