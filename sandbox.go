@@ -257,7 +257,8 @@ func (s *Sandbox) Config() Config { return s.cfg }
 // (a path placed again by a later step is overwritten, not added).
 //
 // Cancelling ctx kills every task of the request; Run returns only when
-// the request's processes, mounts and cgroups are gone.
+// the request's processes are gone. Its mounts, cgroups and workspace are
+// removed in the background afterwards; Close waits for that.
 func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
 		return nil, err

@@ -240,6 +240,3 @@ func (s *Status) next() bool {
 	}
 	return true
 }
-
-// ReadReport reads status lines from r until EOF.
-func ReadReport(r io.Reader) (Report, error) { return NewStatus(r).Finish() }

@@ -93,7 +93,7 @@ func TestStatus(t *testing.T) {
 	if !rep.Ready || !rep.Exited || !rep.Status.Signaled() || rep.Status.Signal() != syscall.SIGKILL {
 		t.Errorf("report %+v", rep)
 	}
-	rep, err = ReadReport(strings.NewReader("R \nW working_dir /x: No such file or directory\n"))
+	rep, err = NewStatus(strings.NewReader("R \nW working_dir /x: No such file or directory\n")).Finish()
 	if err != nil || rep.WorkdirError != "working_dir /x: No such file or directory" || rep.Exited {
 		t.Errorf("report %+v, %v", rep, err)
 	}
@@ -106,7 +106,7 @@ func TestStatus(t *testing.T) {
 		t.Error("WaitReady at EOF: no error")
 	}
 	for _, bad := range []string{"Z what\n", "X\n", "X nine\n", "S 2\n"} {
-		if _, err := ReadReport(strings.NewReader(bad)); err == nil {
+		if _, err := NewStatus(strings.NewReader(bad)).Finish(); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

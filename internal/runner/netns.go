@@ -13,9 +13,11 @@ import (
 // one more, under a kernel-wide lock; with CLONE_NEWNET in the task's
 // clone both were on every task's critical path. A background thread
 // instead makes fresh namespaces ahead of demand, brings their lo up and
-// hands each to exactly one task: nothing passes from one task to
-// another, and the namespace belongs to the host's user namespace, so not
-// even the sandbox's init holds a capability over it.
+// hands each to one cell. The namespace belongs to the host's user
+// namespace, so not even the sandbox's init holds a capability over it;
+// a cell whose processes could make no socket gives it back
+// (recycleNetns), and every other is destroyed after its one task: nothing
+// passes from one task to another.
 
 // netPoolSize is how many namespaces wait ready at most.
 const netPoolSize = 4
