@@ -35,6 +35,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/internal/runner"
 )
 
 // isolationUIDBase is the UIDBase of the isolation tests: a request in slot
@@ -1158,38 +1159,61 @@ ipcmk -M 4096 >/dev/null && echo own $(ipcs -m | grep -c '^0x')`)
 	}
 }
 
-// TestIsolationNetworkFresh: a network namespace that a task could use
-// never reaches another task. Request A talks to itself over loopback and
-// keeps a listener bound; the namespaces of native tasks, which cannot
-// make sockets, are used again; every later task must find loopback's
-// counters at zero and A's port free.
+// TestIsolationNetworkFresh: nothing a task does in its network namespace
+// reaches a later task. Namespaces are used again only when every process
+// of their cell is gone and their /proc/net reads as when they were made
+// (or no process could make a socket: native tasks). Request A talks to
+// itself over loopback, keeps a listener bound, sends a datagram nowhere
+// and leaves an abstract unix socket in flight in a garbage cycle; every
+// later task must find its /proc/net as a fresh namespace's, A's port and
+// abstract name free. Some later namespaces must have been used again
+// (else the test proves nothing about the check).
 func TestIsolationNetworkFresh(t *testing.T) {
 	sb := newIsolationSandbox(t, svc.Config{})
-	const talk = `import socket
+	const state = `import socket
+for f in ["dev", "snmp", "snmp6", "netstat", "tcp", "tcp6", "udp", "udp6", "unix", "igmp", "igmp6"]:
+    print(f, open("/proc/net/" + f).read())
+`
+	fresh := one(t, sb, svc.Task{Cmd: "python3", Args: []string{"-c", state}})
+	expect(t, fresh, svc.OutcomeExited, 0)
+
+	const hostile = `import array, socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 40711)); s.listen()
 c = socket.create_connection(("127.0.0.1", 40711)); c.sendall(b"x" * 100000); c.close()
+try: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("10.9.9.9", 9))
+except OSError: pass
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind("\0svc-hostile")
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+for x in (a, b, u):
+    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [x.fileno()]))])
 print(open("/proc/net/dev").read().split("lo:")[1].split()[0])`
-	r := one(t, sb, svc.Task{Cmd: "python3", Args: []string{"-c", talk}})
+	// compile_v1, the widest profile (sendmsg among it).
+	r := one(t, sb, svc.Task{Cmd: "python3", Args: []string{"-c", hostile}, SandboxProfile: svc.ProfileCompileV1})
 	expect(t, r, svc.OutcomeExited, 0)
 	if n, err := strconv.Atoi(strings.TrimSpace(r.Stdout)); err != nil || n < 100000 {
 		t.Fatalf("request A's loopback received %q bytes, want at least 100000: its traffic proves nothing otherwise\n%s", r.Stdout, r.Stderr)
 	}
+	_, reused0, kept0, _ := runner.NetnsCounts()
 	const check = `import socket
-print(open("/proc/net/dev").read().split("lo:")[1].split()[0], end=" ")
-s = socket.socket(); s.bind(("127.0.0.1", 40711)); print("bound")`
-	// Batches, so that what the native tasks give back reaches the
-	// checks: in turn one by one, a namespace could go round the native
-	// tasks only.
+s = socket.socket(); s.bind(("127.0.0.1", 40711))
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind("\0svc-hostile")
+s.close(); u.close()
+`
+	// Batches, so that namespaces given back reach the checks: in turn
+	// one by one, a namespace could go round the native tasks only.
 	for round := range 3 {
 		for range 4 {
 			expect(t, one(t, sb, svc.Task{Cmd: "/bin/true", SandboxProfile: svc.ProfileNativeV2}), svc.OutcomeExited, 0)
 		}
 		for i := range 4 {
-			r := one(t, sb, svc.Task{Cmd: "python3", Args: []string{"-c", check}})
+			r := one(t, sb, svc.Task{Cmd: "python3", Args: []string{"-c", check + state}})
 			expect(t, r, svc.OutcomeExited, 0)
-			if r.Stdout != "0 bound\n" {
-				t.Errorf("round %d, task %d after A: %q, want loopback at 0 bytes and the port free\n%s", round, i, r.Stdout, r.Stderr)
+			if r.Stdout != fresh.Stdout {
+				t.Errorf("round %d, task %d after A: /proc/net differs from a fresh namespace's:\n got %s\nwant %s\n%s", round, i, r.Stdout, fresh.Stdout, r.Stderr)
 			}
 		}
+	}
+	if _, reused, kept, _ := runner.NetnsCounts(); reused == reused0 || kept == kept0 {
+		t.Errorf("in 24 requests, %d network namespaces read unchanged and kept, %d used again: the check above proves nothing unless both", kept-kept0, reused-reused0)
 	}
 }

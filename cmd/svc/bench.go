@@ -29,6 +29,7 @@ import (
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/httpapi"
+	"github.com/svc-sandbox/svc/internal/runner"
 )
 
 const benchUsage = `usage: svc bench [flags]
@@ -276,6 +277,10 @@ func runBench(ctx context.Context, f benchFlags, stdout io.Writer) (err error) {
 		}{m, b.rows})
 	} else {
 		err = printTable(stdout, m, b.rows)
+		if err == nil {
+			made, reused, kept, destroyed := runner.NetnsCounts()
+			_, err = fmt.Fprintf(stdout, "network namespaces: %d made, %d handed out again; of those a task could use, %d read unchanged and kept, %d destroyed\n", made, reused, kept, destroyed)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

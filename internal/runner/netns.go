@@ -1,10 +1,13 @@
 package runner
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,93 +16,279 @@ import (
 // one more, under a kernel-wide lock; with CLONE_NEWNET in the task's
 // clone both were on every task's critical path. A background thread
 // instead makes fresh namespaces ahead of demand, brings their lo up and
-// hands each to one cell. The namespace belongs to the host's user
-// namespace, so not even the sandbox's init holds a capability over it;
-// a cell whose processes could make no socket gives it back
-// (recycleNetns), and every other is destroyed after its one task: nothing
-// passes from one task to another.
+// hands each to one cell.
+//
+// The namespace belongs to the host's user namespace, so not even the
+// sandbox's init holds a capability over it: a task can change it only
+// through the sockets it makes (no address, route, rule, sysctl or device
+// is within its reach), and a socket shows in the namespace's /proc/net
+// listings while it exists and in its counters once it has sent anything.
+// So once every process of a cell is gone, a namespace whose listings and
+// counters read as they did when it was made is as fresh as a new one and
+// is used again; any other is destroyed. A cell whose processes could
+// make no socket (its task never released, or refused sockets by its
+// seccomp policy) gives its namespace back unread.
 
-// netPoolSize is how many namespaces wait ready at most.
+// netPoolSize is how many fresh namespaces wait ready at most.
 const netPoolSize = 4
+
+// netState are the /proc/net files whose content tells what the sockets
+// of a namespace did: how many sockets of each protocol exist (a TCP
+// connection may outlive its process, in TIME_WAIT or orphaned), the
+// counters that every packet, connection attempt and routing failure
+// moves, the unix sockets (one in flight in a garbage cycle outlives its
+// processes), and the multicast memberships and flow labels a socket can
+// hold. A missing file (no IPv6) reads as missing each time. The socket
+// tables of TCP and UDP are not among them: reading /proc/net/tcp walks
+// the host-wide hash table (5 ms here), and sockstat counts the same
+// sockets per namespace.
+var netState = []string{
+	"sockstat", "sockstat6", "dev", "snmp", "snmp6", "netstat", "unix",
+	"igmp", "igmp6", "mcfilter", "mcfilter6", "ip6_flowlabel",
+}
+
+// hostWide are the fields of sockstat and sockstat6 that count for the
+// whole host, not the namespace: left out of its state.
+var hostWide = map[string]bool{"alloc": true, "mem": true, "orphan": true}
+
+// netns is a network namespace and what its netState files read when it
+// was made.
+type netns struct {
+	f     *os.File
+	state []byte
+}
+
+func (n *netns) close() { n.f.Close() }
 
 var (
 	netOnce sync.Once
 	netCh   chan netResult
+	// dirtyNets are namespaces a cell's processes could have used, all
+	// gone now, for the thread to read and keep or destroy.
+	dirtyNets = make(chan *netns, 2*netPoolSize)
+	// unusedNets hold namespaces as fresh as new ones, handed out first.
+	unusedNets = make(chan *netns, 2*netPoolSize)
+	// hostNet is the host's network namespace, opened by the thread.
+	hostNet *os.File
 )
 
+// netCounts are totals since the process started.
+var netCounts struct {
+	made, reused, kept, destroyed atomic.Int64
+}
+
+// NetnsCounts returns how many network namespaces were made, how many
+// times one was handed to a cell again, and how many used ones were read
+// unchanged and kept or changed and destroyed.
+func NetnsCounts() (made, reused, kept, destroyed int64) {
+	return netCounts.made.Load(), netCounts.reused.Load(), netCounts.kept.Load(), netCounts.destroyed.Load()
+}
+
 type netResult struct {
-	f   *os.File
+	n   *netns
 	err error
 }
 
-// unusedNets holds namespaces given back by cells whose processes could
-// not have changed them (see recycleNetns), to be handed out again first.
-var unusedNets = make(chan *os.File, 2*netPoolSize)
-
-// freshNetns returns a network namespace with only lo, up, that no
-// process has used. The caller closes it or gives it to recycleNetns.
-func freshNetns() (*os.File, error) {
+// freshNetns returns a network namespace with only lo, up, that is as no
+// process had used it. The caller gives it to releaseNetns.
+func freshNetns() (*netns, error) {
 	select {
-	case f := <-unusedNets:
-		return f, nil
+	case n := <-unusedNets:
+		netCounts.reused.Add(1)
+		return n, nil
 	default:
 	}
+	startNetLoop()
+	r := <-netCh
+	return r.n, r.err
+}
+
+// startNetLoop starts, once, the threads that make and read namespaces.
+func startNetLoop() {
 	netOnce.Do(func() {
 		netCh = make(chan netResult, netPoolSize)
-		go netLoop()
+		ready := make(chan struct{})
+		go netLoop(ready)
+		<-ready
+		go checkLoop()
 	})
-	r := <-netCh
-	return r.f, r.err
 }
 
-// recycleNetns takes back a namespace that its cell's processes, all gone
-// now, could not have changed: none could make a socket (the cell never
-// released its task, or the task's seccomp policy refuses sockets), and
-// the namespace belongs to the host's user namespace, so none held a
-// capability over it. It is as fresh as a new one, counters included
-// (nothing was sent), and costs nothing to make or destroy.
-func recycleNetns(f *os.File) {
+// releaseNetns takes back a namespace once every process of its cell is
+// gone. used says a process may have made a socket in it: the namespace
+// is then kept only if its state reads as when it was made.
+func releaseNetns(n *netns, used bool) {
+	if !used {
+		keepNetns(n)
+		return
+	}
+	startNetLoop()
 	select {
-	case unusedNets <- f:
+	case dirtyNets <- n:
 	default:
-		f.Close()
+		netCounts.destroyed.Add(1)
+		n.close()
 	}
 }
 
-func netLoop() {
+func keepNetns(n *netns) {
+	select {
+	case unusedNets <- n:
+	default:
+		n.close()
+	}
+}
+
+// netLoop makes fresh namespaces ahead of demand. It opens hostNet
+// before it closes ready.
+func netLoop(ready chan<- struct{}) {
 	runtime.LockOSThread() // never unlocked: the thread switches namespaces
-	host, err := os.Open("/proc/thread-self/ns/net")
+	var err error
+	hostNet, err = os.Open("/proc/thread-self/ns/net")
+	close(ready)
 	if err != nil {
 		for {
 			netCh <- netResult{err: fmt.Errorf("open the host network namespace: %w", err)}
 		}
 	}
 	for {
-		f, err := makeNetns(host)
-		netCh <- netResult{f, err}
+		n, err := makeNetns()
+		netCh <- netResult{n, err}
 	}
 }
 
-// makeNetns makes a network namespace on this thread, brings lo up and
-// returns the thread to host.
-func makeNetns(host *os.File) (*os.File, error) {
+// checkLoop reads the namespaces cells have given back, on a thread of its
+// own: making a namespace can wait long for the kernel's destruction of
+// others, which must not hold them up.
+func checkLoop() {
+	runtime.LockOSThread() // never unlocked: the thread switches namespaces
+	for n := range dirtyNets {
+		same, err := n.unchangedHere()
+		if err == nil && same {
+			netCounts.kept.Add(1)
+			keepNetns(n)
+		} else {
+			netCounts.destroyed.Add(1)
+			n.close()
+		}
+	}
+}
+
+// makeNetns makes a network namespace on this locked thread, brings lo
+// up, reads its state and returns the thread to the host's.
+func makeNetns() (_ *netns, err error) {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return nil, fmt.Errorf("new network namespace: %w", err)
 	}
-	defer func() {
-		if err := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); err != nil {
-			panic(fmt.Sprintf("svc: return to the host network namespace: %v", err))
-		}
-	}()
+	defer returnHome()
 	f, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
 		return nil, fmt.Errorf("open the new network namespace: %w", err)
 	}
+	n := &netns{f: f}
+	defer func() {
+		if err != nil {
+			n.close()
+		}
+	}()
 	if err := loopbackUp(); err != nil {
-		f.Close()
 		return nil, err
 	}
-	return f, nil
+	if n.state, err = readNetState(nil); err != nil {
+		return nil, err
+	}
+	netCounts.made.Add(1)
+	return n, nil
+}
+
+// returnHome moves this locked thread back to the host's network
+// namespace. A thread that cannot return must not run anything else.
+func returnHome() {
+	if err := unix.Setns(int(hostNet.Fd()), unix.CLONE_NEWNET); err != nil {
+		panic(fmt.Sprintf("svc: return to the host network namespace: %v", err))
+	}
+}
+
+// unchangedHere reports whether the namespace's state reads as when it
+// was made, reading it from this locked thread.
+func (n *netns) unchangedHere() (bool, error) {
+	if err := unix.Setns(int(n.f.Fd()), unix.CLONE_NEWNET); err != nil {
+		return false, fmt.Errorf("enter a network namespace: %w", err)
+	}
+	defer returnHome()
+	now, err := readNetState(make([]byte, 0, len(n.state)))
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(now, n.state), nil
+}
+
+// readNetState appends the netState files of this thread's network
+// namespace to buf, each after its name and length.
+func readNetState(buf []byte) ([]byte, error) {
+	for _, name := range netState {
+		buf = fmt.Appendf(buf, "%s ", name)
+		mark := len(buf)
+		b, err := appendFile(buf, "/proc/thread-self/net/"+name)
+		if errors.Is(err, unix.ENOENT) {
+			buf = append(buf, "missing\n"...)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read network namespace state: %s: %w", name, err)
+		}
+		if name == "sockstat" || name == "sockstat6" {
+			b = append(b[:mark], perNamespace(b[mark:])...)
+		}
+		buf = fmt.Appendf(b, "\n%d\n", len(b)-mark)
+	}
+	return buf, nil
+}
+
+// perNamespace returns the lines of sockstat or sockstat6 without their
+// host-wide fields: "TCP: inuse 0 orphan 0 tw 0 alloc 1 mem 2" is
+// "TCP: inuse 0 tw 0".
+func perNamespace(b []byte) []byte {
+	var out []byte
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		out = append(out, f[0]...)
+		for i := 1; i+1 < len(f); i += 2 {
+			if !hostWide[string(f[i])] {
+				out = fmt.Appendf(out, " %s %s", f[i], f[i+1])
+			}
+		}
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// appendFile appends the content of the file at path to buf.
+func appendFile(buf []byte, path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer unix.Close(fd)
+	for {
+		if cap(buf)-len(buf) < 4096 {
+			buf = append(buf, make([]byte, 4096)...)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 func loopbackUp() error {

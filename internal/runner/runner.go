@@ -56,7 +56,7 @@ type Task struct {
 
 	// NoSockets says the task's seccomp policy refuses socket and
 	// socketpair: it cannot change its network namespace, which Close
-	// then gives back to be used again.
+	// then gives back to be used again without reading it.
 	NoSockets bool
 }
 
@@ -129,8 +129,8 @@ type Cell struct {
 	used   bool
 	reaped bool
 	// netns is the cell's network namespace; netUsed says a process of
-	// the cell may have changed it.
-	netns   *os.File
+	// the cell may have made a socket in it.
+	netns   *netns
 	netUsed bool
 	// mntns holds the cell's mount namespace, so that the init's exit
 	// does not tear its mounts down on the task's critical path: the
@@ -179,7 +179,7 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
 		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
 	}
-	files := append(theirs[:len(theirs):len(theirs)], cell.netns)
+	files := append(theirs[:len(theirs):len(theirs)], cell.netns.f)
 	if c.CgroupFD != nil {
 		req.Flags |= initproc.SpawnCgroupFD
 		files = append(files, c.CgroupFD) // the caller's to close
@@ -243,8 +243,9 @@ func (c *Cell) kill() {
 
 // Close kills an unused cell and returns once its processes are gone.
 // After [Cell.Run] it releases what is left, the cell's mount namespace
-// among it: call it off the critical path. A network namespace that no
-// process of the cell could have changed is kept for another cell.
+// among it: call it off the critical path. The cell's network namespace
+// is kept for another cell when no process of the cell could have changed
+// it or, read once they are all gone, it is unchanged (see netns.go).
 func (c *Cell) Close() error {
 	c.kill()
 	err := c.waitExit()
@@ -253,10 +254,11 @@ func (c *Cell) Close() error {
 		c.mntns.Close()
 	}
 	if c.netns != nil {
-		if err == nil && c.reaped && !c.netUsed {
-			recycleNetns(c.netns)
+		if err == nil && c.reaped {
+			releaseNetns(c.netns, c.netUsed)
 		} else {
-			c.netns.Close()
+			netCounts.destroyed.Add(1)
+			c.netns.close()
 		}
 		c.netns = nil
 	}

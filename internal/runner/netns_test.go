@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// runAndKeepNet runs argv in a fresh cell and returns the cell's network
+// namespace once every process of the cell is gone.
+func runAndKeepNet(t *testing.T, argv ...string) *netns {
+	t.Helper()
+	cell, err := Build(context.Background(), testCell(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cell.Run(context.Background(), testTask(argv...))
+	if err != nil {
+		cell.Close()
+		t.Fatal(err)
+	}
+	n := cell.netns
+	cell.netns = nil
+	if err := cell.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.close)
+	if !r.Report.Exited || r.Report.Status.ExitStatus() != 0 {
+		t.Fatalf("%v: report %+v\nstdout %s\nstderr %s", argv, r.Report, r.Stdout, r.Stderr)
+	}
+	return n
+}
+
+// unchanged reads n from a thread of its own.
+func unchanged(t *testing.T, n *netns) bool {
+	t.Helper()
+	startNetLoop()
+	runtime.LockOSThread()
+	same, err := n.unchangedHere()
+	if err != nil {
+		t.Fatal(err) // the thread stays locked, and goes with the test
+	}
+	runtime.UnlockOSThread()
+	return same
+}
+
+// TestNetnsUnchanged: a namespace is read as unchanged after tasks that
+// made sockets but moved nothing, and as changed after each thing a task
+// without privileges can do to it that outlives it or that a later task
+// could observe.
+func TestNetnsUnchanged(t *testing.T) {
+	requireRoot(t)
+	const py = "import socket, sys\n"
+	for _, c := range []struct {
+		name, script string
+		changed      bool
+	}{
+		{"nothing", `pass`, false},
+		{"sockets made and closed", `
+for fam, typ in [(socket.AF_INET, socket.SOCK_STREAM), (socket.AF_INET6, socket.SOCK_DGRAM), (socket.AF_UNIX, socket.SOCK_STREAM)]:
+    socket.socket(fam, typ).close()
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); s.close()`, false},
+		{"TCP over lo, left in TIME_WAIT", `
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+c.sendall(b"x"); c.close(); a.close()`, true},
+		{"a datagram to itself", `
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+s.sendto(b"x", s.getsockname())`, true},
+		{"a datagram with no route", `
+try: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("10.9.9.9", 9))
+except OSError: pass`, true},
+		{"a connection refused", `
+try: socket.create_connection(("127.0.0.1", 9))
+except OSError: pass`, true},
+		{"an IPv6 connection refused", `
+try: socket.create_connection(("::1", 9))
+except OSError: pass`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := runAndKeepNet(t, "python3", "-c", py+c.script)
+			if got := unchanged(t, n); got == c.changed {
+				t.Errorf("namespace read as unchanged: %v, want %v", got, !c.changed)
+			}
+		})
+	}
+}
+
+// TestNetnsKept: a cell whose task made a socket but moved nothing gives
+// its namespace back for another cell.
+func TestNetnsKept(t *testing.T) {
+	requireRoot(t)
+	_, _, kept0, _ := NetnsCounts()
+	cell, err := Build(context.Background(), testCell(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cell.Run(context.Background(), testTask("python3", "-c", "import socket; socket.socket().close()")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cell.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The namespace is read by the pool's thread: wait for it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, kept, _ := NetnsCounts()
+		if kept > kept0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the namespace of a task that moved nothing was not kept within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestPerNamespace(t *testing.T) {
+	in := "sockets: used 3\nTCP: inuse 1 orphan 2 tw 3 alloc 4 mem 5\nUDP: inuse 0 mem 7\nFRAG: inuse 0 memory 0\n"
+	want := "sockets: used 3\nTCP: inuse 1 tw 3\nUDP: inuse 0\nFRAG: inuse 0 memory 0\n"
+	if got := string(perNamespace([]byte(in))); got != want {
+		t.Errorf("perNamespace:\n got %q\nwant %q", got, want)
+	}
+}
