@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -51,14 +52,24 @@ var netState = []string{
 // whole host, not the namespace: left out of its state.
 var hostWide = map[string]bool{"alloc": true, "mem": true, "orphan": true}
 
-// netns is a network namespace and what its netState files read when it
-// was made.
+// netns is a network namespace, its netState files held open (a /proc/net
+// file stays bound to the namespace it was opened in, and reads again from
+// offset 0), and what they read when it was made.
 type netns struct {
 	f     *os.File
+	fds   []int // of netState, -1 for a missing file
 	state []byte
+	buf   []byte // of the next read
 }
 
-func (n *netns) close() { n.f.Close() }
+func (n *netns) close() {
+	for _, fd := range n.fds {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	n.f.Close()
+}
 
 var (
 	netOnce sync.Once
@@ -157,13 +168,12 @@ func netLoop(ready chan<- struct{}) {
 	}
 }
 
-// checkLoop reads the namespaces cells have given back, on a thread of its
-// own: making a namespace can wait long for the kernel's destruction of
-// others, which must not hold them up.
+// checkLoop reads the namespaces cells have given back, apart from
+// netLoop: making a namespace can wait long for the kernel's destruction
+// of others, which must not hold them up.
 func checkLoop() {
-	runtime.LockOSThread() // never unlocked: the thread switches namespaces
 	for n := range dirtyNets {
-		same, err := n.unchangedHere()
+		same, err := n.unchanged()
 		if err == nil && same {
 			netCounts.kept.Add(1)
 			keepNetns(n)
@@ -194,7 +204,16 @@ func makeNetns() (_ *netns, err error) {
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
-	if n.state, err = readNetState(nil); err != nil {
+	for _, name := range netState {
+		fd, err := unix.Open("/proc/thread-self/net/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			fd = -1
+		} else if err != nil {
+			return nil, fmt.Errorf("open network namespace state: %s: %w", name, err)
+		}
+		n.fds = append(n.fds, fd)
+	}
+	if n.state, err = n.read(nil); err != nil {
 		return nil, err
 	}
 	netCounts.made.Add(1)
@@ -209,38 +228,35 @@ func returnHome() {
 	}
 }
 
-// unchangedHere reports whether the namespace's state reads as when it
-// was made, reading it from this locked thread.
-func (n *netns) unchangedHere() (bool, error) {
-	if err := unix.Setns(int(n.f.Fd()), unix.CLONE_NEWNET); err != nil {
-		return false, fmt.Errorf("enter a network namespace: %w", err)
-	}
-	defer returnHome()
-	now, err := readNetState(make([]byte, 0, len(n.state)))
-	if err != nil {
+// unchanged reports whether the namespace's state reads as when it was
+// made.
+func (n *netns) unchanged() (bool, error) {
+	var err error
+	if n.buf, err = n.read(n.buf[:0]); err != nil {
 		return false, err
 	}
-	return bytes.Equal(now, n.state), nil
+	return bytes.Equal(n.buf, n.state), nil
 }
 
-// readNetState appends the netState files of this thread's network
-// namespace to buf, each after its name and length.
-func readNetState(buf []byte) ([]byte, error) {
-	for _, name := range netState {
-		buf = fmt.Appendf(buf, "%s ", name)
-		mark := len(buf)
-		b, err := appendFile(buf, "/proc/thread-self/net/"+name)
-		if errors.Is(err, unix.ENOENT) {
+// read appends the content of the namespace's netState files to buf,
+// each after its name and before its length.
+func (n *netns) read(buf []byte) ([]byte, error) {
+	for i, name := range netState {
+		buf = append(buf, name...)
+		buf = append(buf, ' ')
+		if n.fds[i] < 0 {
 			buf = append(buf, "missing\n"...)
 			continue
 		}
-		if err != nil {
+		mark := len(buf)
+		var err error
+		if buf, err = appendAll(buf, n.fds[i]); err != nil {
 			return nil, fmt.Errorf("read network namespace state: %s: %w", name, err)
 		}
 		if name == "sockstat" || name == "sockstat6" {
-			b = append(b[:mark], perNamespace(b[mark:])...)
+			buf = append(buf[:mark], perNamespace(buf[mark:])...)
 		}
-		buf = fmt.Appendf(b, "\n%d\n", len(b)-mark)
+		buf = fmt.Appendf(buf, "\n%d\n", len(buf)-mark)
 	}
 	return buf, nil
 }
@@ -266,18 +282,14 @@ func perNamespace(b []byte) []byte {
 	return out
 }
 
-// appendFile appends the content of the file at path to buf.
-func appendFile(buf []byte, path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return buf, err
-	}
-	defer unix.Close(fd)
-	for {
+// appendAll appends the content of the file fd, read from offset 0, to
+// buf.
+func appendAll(buf []byte, fd int) ([]byte, error) {
+	for off := int64(0); ; {
 		if cap(buf)-len(buf) < 4096 {
-			buf = append(buf, make([]byte, 4096)...)[:len(buf)]
+			buf = slices.Grow(buf, 4096)
 		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		n, err := unix.Pread(fd, buf[len(buf):cap(buf)], off)
 		if err == unix.EINTR {
 			continue
 		}
@@ -287,7 +299,7 @@ func appendFile(buf []byte, path string) ([]byte, error) {
 		if n == 0 {
 			return buf, nil
 		}
-		buf = buf[:len(buf)+n]
+		buf, off = buf[:len(buf)+n], off+int64(n)
 	}
 }
 

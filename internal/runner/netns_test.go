@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -32,16 +31,12 @@ func runAndKeepNet(t *testing.T, argv ...string) *netns {
 	return n
 }
 
-// unchanged reads n from a thread of its own.
 func unchanged(t *testing.T, n *netns) bool {
 	t.Helper()
-	startNetLoop()
-	runtime.LockOSThread()
-	same, err := n.unchangedHere()
+	same, err := n.unchanged()
 	if err != nil {
-		t.Fatal(err) // the thread stays locked, and goes with the test
+		t.Fatal(err)
 	}
-	runtime.UnlockOSThread()
 	return same
 }
 
