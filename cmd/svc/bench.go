@@ -147,6 +147,10 @@ type row struct {
 	Samples int           `json:"samples"`
 	Median  time.Duration `json:"median_ns"`
 	P99     time.Duration `json:"p99_ns"`
+	// CPU is the busy CPU time of the whole machine (every process and
+	// kernel thread) per sample, over the samples: what a request costs
+	// in all, which bounds the throughput.
+	CPU time.Duration `json:"cpu_per_sample_ns,omitempty"`
 	// PerSecond is the rate of a throughput row.
 	PerSecond float64 `json:"requests_per_second,omitempty"`
 	// Baseline names the row that Ratio, RatioP99 and Extra compare with.
@@ -207,6 +211,8 @@ type bench struct {
 	client *http.Client
 
 	rows []*row
+	// cpu is the machine's busy CPU time per sample of the last measure.
+	cpu time.Duration
 	// bare is the baseline of the rows compared with bare: the samples
 	// taken first and last together, summarized once both are in.
 	bare *row
@@ -262,6 +268,7 @@ func runBench(ctx context.Context, f benchFlags, stdout io.Writer) (err error) {
 	}
 	b.bare.Samples = first.Samples + last.Samples
 	b.bare.Median, b.bare.P99 = summarize(append(slices.Clone(first.samples), last.samples...))
+	b.bare.CPU = (first.CPU + last.CPU) / 2
 	b.rows = slices.Insert(b.rows, 0, first, last, b.bare)
 	for _, r := range b.rows {
 		r.compare()
@@ -402,6 +409,7 @@ func measure[T any](b *bench, n int, op func() (T, error), check func(T) error) 
 		}
 	}
 	ds := make([]time.Duration, 0, n)
+	busy := busyCPU()
 	for range n {
 		if err := b.ctx.Err(); err != nil {
 			return nil, err
@@ -412,12 +420,39 @@ func measure[T any](b *bench, n int, op func() (T, error), check func(T) error) 
 		}
 		ds = append(ds, d)
 	}
+	b.cpu = 0
+	if n > 0 && busy >= 0 {
+		b.cpu = (busyCPU() - busy) / time.Duration(n)
+	}
 	return ds, nil
+}
+
+// busyCPU returns the time all CPUs of the machine have spent busy since
+// boot (user, nice, system, irq, softirq of /proc/stat), -1 when unknown.
+func busyCPU() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return -1
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return -1
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return -1
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
 // add appends a row of samples compared with base and the target t.
 func (b *bench) add(figure, name string, ds []time.Duration, base *row, t target) *row {
-	r := &row{Figure: figure, Name: name, Samples: len(ds), base: base, Target: t.text, ok: t.ok, samples: ds}
+	r := &row{Figure: figure, Name: name, Samples: len(ds), CPU: b.cpu, base: base, Target: t.text, ok: t.ok, samples: ds}
 	r.Median, r.P99 = summarize(slices.Clone(ds))
 	b.rows = append(b.rows, r)
 	return r
@@ -470,7 +505,7 @@ func (b *bench) bareRow(name string) (*row, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &row{Figure: "bare", Name: name, Samples: len(ds), samples: ds}
+	r := &row{Figure: "bare", Name: name, Samples: len(ds), CPU: b.cpu, samples: ds}
 	r.Median, r.P99 = summarize(slices.Clone(ds))
 	return r, nil
 }
@@ -806,24 +841,27 @@ func printTable(w io.Writer, m machine, rows []*row) error {
 	fmt.Fprintln(w)
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "row\tn\tmedian\tp99\treq/s\tvs\tratio\tp99 ratio\textra\ttarget\tresult")
+	fmt.Fprintln(tw, "row\tn\tmedian\tp99\tcpu\treq/s\tvs\tratio\tp99 ratio\textra\ttarget\tresult")
 	for _, r := range rows {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "%s\terror: %s\n", r.Name, r.Error)
 			continue
 		}
-		cells := []string{r.Name, strconv.Itoa(r.Samples), fmtDur(r.Median), fmtDur(r.P99), "", "", "", "", "", r.Target, ""}
+		cells := []string{r.Name, strconv.Itoa(r.Samples), fmtDur(r.Median), fmtDur(r.P99), "", "", "", "", "", "", r.Target, ""}
+		if r.CPU > 0 {
+			cells[4] = fmtDur(r.CPU)
+		}
 		if r.PerSecond > 0 {
-			cells[4] = fmt.Sprintf("%.0f", r.PerSecond)
+			cells[5] = fmt.Sprintf("%.0f", r.PerSecond)
 		}
 		if r.base != nil {
-			cells[5], cells[6] = r.Baseline, fmt.Sprintf("%.2fx", r.Ratio)
+			cells[6], cells[7] = r.Baseline, fmt.Sprintf("%.2fx", r.Ratio)
 			if r.PerSecond == 0 {
-				cells[7], cells[8] = fmt.Sprintf("%.2fx", r.RatioP99), fmtDur(r.Extra)
+				cells[8], cells[9] = fmt.Sprintf("%.2fx", r.RatioP99), fmtDur(r.Extra)
 			}
 		}
 		if r.Pass != nil {
-			cells[10] = map[bool]string{true: "pass", false: "MISS"}[*r.Pass]
+			cells[11] = map[bool]string{true: "pass", false: "MISS"}[*r.Pass]
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -833,7 +871,7 @@ func printTable(w io.Writer, m machine, rows []*row) error {
 	for line := range strings.Lines(table.String()) {
 		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
 	}
-	_, err := fmt.Fprintln(w, "\nmedian, p99: of the row's samples (p99 by nearest rank); ratio: median over the median of vs (req/s rows: req/s over that of vs);\np99 ratio: p99 over the p99 of vs; extra: median less the median of vs. Throughput rows give each request's latency too.")
+	_, err := fmt.Fprintln(w, "\nmedian, p99: of the row's samples (p99 by nearest rank); ratio: median over the median of vs (req/s rows: req/s over that of vs);\np99 ratio: p99 over the p99 of vs; extra: median less the median of vs; cpu: busy CPU time of the whole machine per sample\n(every process and kernel thread, from /proc/stat; 10 ms ticks), what bounds the throughput. Throughput rows give each request's latency too.")
 	return err
 }
 
