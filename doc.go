@@ -28,9 +28,10 @@
 // (processes, cgroups, mounts, workspaces), locks the state directory and
 // starts preparing requests ahead of demand: a few (a quarter of
 // Limits.MaxConcurrency, from 1 to 4) wait with their workspace (two
-// size-limited tmpfs), request cgroup and the sandbox of their first task
-// built, its task process forked and waiting for its command. Each is used
-// by one request and never reused.
+// size-limited tmpfs) and the sandbox of their first task built (its
+// cgroup, a child of the service's, with the task's limits), its task
+// process forked and waiting for its command. Each is used by one request
+// and never reused.
 //
 // [Sandbox.Run] validates the request, takes as many task slots as its
 // widest step has tasks (none free: capacity_exhausted), takes a prepared

@@ -175,15 +175,16 @@ func (h *host) close() error {
 	return err
 }
 
-// request is the per-request state: workspace mounts, cgroup, identity,
-// and the cells built ahead for its tasks.
+// request is the per-request state: workspace mounts, identity, and the
+// cells built ahead for its tasks. It has no cgroup of its own: each task
+// has one, a child of the service's, whose limits bound the task and what
+// it writes to the workspace and /tmp, both tmpfs of a bounded size.
 type request struct {
 	h                *host
+	id               string
 	slot             int // the identity slot
 	dir, ws, tmp     string
 	initUID, taskUID int
-	group            *cgroup.Group
-	width            int // the widest step the request cgroup is sized for
 	plan             mount.Plan
 	budget           *runner.Budget
 	ntask            atomic.Int64
@@ -201,12 +202,12 @@ type cell struct {
 }
 
 // newRequest makes the environment of a request for identity slot slot:
-// its directory, workspace and /tmp mounts, and its cgroup sized for one
-// task at a time ([request.setWidth] resizes it).
+// its directory, workspace and /tmp mounts.
 func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 	cfg := h.cfg
 	rq := &request{
 		h:       h,
+		id:      id,
 		slot:    slot,
 		dir:     filepath.Join(h.runDir, id),
 		initUID: cfg.UIDBase + 2*slot,
@@ -245,12 +246,6 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 		if err := unix.Mount("svc-workspace", m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
 			return nil, fmt.Errorf("mount workspace %s: %w", m.dir, err)
 		}
-	}
-	if rq.group, err = h.service.Child(id); err != nil {
-		return nil, err
-	}
-	if err := rq.setWidth(1); err != nil {
-		return nil, err
 	}
 	rq.plan = mount.Build(mount.Params{
 		RootFS: cfg.RootFS, NewRoot: filepath.Join(rq.dir, "root"),
@@ -291,33 +286,11 @@ func (rq *request) discardCells() {
 	}
 }
 
-// setWidth sizes the request's cgroup for steps of width tasks: it holds
-// them and what their tasks wrote to the workspace (charged to the
-// request once their cgroups go).
-func (rq *request) setWidth(width int) error {
-	if width == rq.width {
-		return nil
-	}
-	cfg := rq.h.cfg
-	l := cfg.Limits
-	if err := rq.group.SetLimits(cgroup.Limits{
-		MemoryMax: l.MemoryMax*int64(width) + 2*cfg.WorkspaceSize,
-		PidsMax:   (l.PidsMax + 1) * int64(width),
-	}); err != nil {
-		return err
-	}
-	rq.width = width
-	return nil
-}
-
-// close removes everything of the request: unused cells, cgroup, mounts
-// and directory.
+// close removes everything of the request: unused cells, mounts and
+// directory.
 func (rq *request) close() error {
 	rq.discardCells()
 	var errs []error
-	if rq.group != nil {
-		errs = append(errs, rq.group.Destroy())
-	}
 	for _, d := range []string{rq.ws, rq.tmp} {
 		if err := unix.Unmount(d, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", d, err))
@@ -350,7 +323,7 @@ func (rq *request) cellSpec() initproc.CellSpec {
 // it.
 func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	l := rq.h.cfg.Limits
-	tg, err := rq.group.Child(fmt.Sprintf("t%d", rq.ntask.Add(1)))
+	tg, err := rq.h.service.Child(fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1)))
 	if err != nil {
 		return nil, err
 	}

@@ -28,8 +28,6 @@ func (*request) close() error { return nil }
 
 func (*request) discardCells() {}
 
-func (*request) setWidth(int) error { return errUnsupported }
-
 func (*request) prepare(context.Context, int) {}
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {

@@ -310,7 +310,6 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 
 	rq, err := s.request()
 	if err == nil {
-		err = rq.setWidth(width)
 		defer s.finish(rq)
 	}
 	if err != nil {
