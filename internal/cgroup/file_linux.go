@@ -114,6 +114,12 @@ func readProcs(dir string) ([]int, error) {
 // subtree returns dir and its descendant cgroup directories, deepest first
 // (children before their parent). A missing dir yields nothing.
 func subtree(dir string) ([]string, error) {
+	// A directory's link count is 2 plus its subdirectories on cgroupfs
+	// (kernfs): a leaf, the common case, needs no listing of its files.
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err == nil && st.Nlink == 2 {
+		return []string{dir}, nil
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
