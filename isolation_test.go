@@ -628,9 +628,9 @@ func TestIsolationPrivileged(t *testing.T) {
 			"/etc":      "ro nosuid nodev",
 			"/svc":      "rw nosuid nodev",
 			"/tmp":      "rw nosuid nodev",
-			"/dev":      "ro nosuid noexec",
+			"/dev":      "ro nosuid nodev", // a directory of the root
 			"/dev/shm":  "rw nosuid nodev noexec",
-			"/dev/null": "rw nosuid noexec",
+			"/dev/null": "ro nosuid noexec", // written through all the same
 			"/proc":     "rw nosuid nodev noexec",
 			"/proc/sys": "ro nosuid nodev noexec",
 		} {
@@ -997,6 +997,7 @@ func TestIsolationDevProcSys(t *testing.T) {
 	script := `echo "dev	$(ls -A /dev | tr '\n' ' ')"
 for d in null zero full random urandom; do echo "dev $d	$(stat -c '%F %t:%T' /dev/$d)"; done
 for l in fd stdin stdout stderr; do echo "dev $l	$(readlink /dev/$l)"; done
+echo "dev writes	$(echo x > /dev/null && echo null) $(if echo x 2>/dev/null > /dev/full; then echo full; else echo ENOSPC; fi) $(head -c 4 /dev/zero | od -An -tx1 | tr -d ' ')"
 if [ -e /sys ]; then echo "sys	$(ls -A /sys | tr '\n' ' ')"; else echo "sys	absent"; fi
 for f in ` + strings.Join(maskedFiles, " ") + `; do
 	if [ -e /proc/$f ]; then echo "proc $f	$(stat -c '%F %t:%T' /proc/$f) $(head -c 64 /proc/$f | wc -c)"; else echo "proc $f	absent"; fi
@@ -1022,6 +1023,7 @@ echo "root	$(ls -A / | tr '\n' ' ')"`
 		"dev stdin":   "/proc/self/fd/0",
 		"dev stdout":  "/proc/self/fd/1",
 		"dev stderr":  "/proc/self/fd/2",
+		"dev writes":  "null ENOSPC 00000000",
 		"sys":         "absent",
 		"hostname":    "svc",
 		"nodename":    "svc",

@@ -60,8 +60,8 @@ var SystemDirs = []string{"bin", "etc", "lib", "lib32", "lib64", "libx32", "opt"
 var Devices = []string{"null", "zero", "full", "random", "urandom"}
 
 // maskedProc are procfs paths that expose host-wide state or kernel
-// interfaces; each is covered (files by /dev/null, directories by an empty
-// read-only tmpfs).
+// interfaces; each is covered (files by a read-only bind of /dev/null,
+// directories by an empty read-only tmpfs).
 var maskedProc = []struct {
 	path string
 	dir  bool
@@ -149,17 +149,17 @@ func Build(p Params, sys []SystemEntry) Plan {
 		Op{Kind: Bind, Src: p.Tmp, Dst: r("tmp"), Attr: nosuid | nodev},
 	)
 
-	// /dev: a tmpfs with the harmless devices bound from the host, made
-	// read-only once populated.
+	// /dev: a directory of the root tmpfs (read-only with it once the
+	// plan is applied: no tmpfs of its own to make and destroy) with the
+	// harmless devices bound from the host. A device bind is read-only
+	// too: a device node is written through on a read-only mount, and the
+	// /proc masks bound from /dev/null take its flags.
 	dev := r("dev")
-	plan = append(plan,
-		Op{Kind: Mkdir, Dst: dev, Mode: 0o755},
-		Op{Kind: Mount, Src: "svc-dev", Dst: dev, FSType: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NOEXEC, Data: "size=64k,nr_inodes=64,mode=0755"})
+	plan = append(plan, Op{Kind: Mkdir, Dst: dev, Mode: 0o755})
 	for _, d := range Devices {
 		plan = append(plan,
 			Op{Kind: Touch, Dst: filepath.Join(dev, d), Mode: 0o666},
-			Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: nosuid | noexec})
+			Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: ro | nosuid | noexec})
 	}
 	for name, target := range map[string]string{
 		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
@@ -172,7 +172,6 @@ func Build(p Params, sys []SystemEntry) Plan {
 		Op{Kind: Mount, Src: "svc-shm", Dst: filepath.Join(dev, "shm"), FSType: "tmpfs",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
 			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
-		Op{Kind: SetAttr, Dst: dev, Attr: ro},
 	)
 
 	// /proc of the task's own PID namespace.
@@ -190,8 +189,9 @@ func Build(p Params, sys []SystemEntry) Plan {
 				Flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
 				Data:  "size=0,nr_inodes=1,mode=0555", Optional: true})
 		} else {
-			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst,
-				Attr: ro | nosuid | nodev | noexec, Optional: true})
+			// Read-only, nosuid and noexec like the /dev/null it binds:
+			// no mount_setattr each.
+			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst, Optional: true})
 		}
 	}
 

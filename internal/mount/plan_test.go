@@ -67,17 +67,22 @@ func TestPlanContents(t *testing.T) {
 		t.Errorf("tmp: %+v", op)
 	}
 	for _, d := range Devices {
-		if op := find(Bind, "/r/dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 {
-			t.Errorf("device %s: %+v (a nodev device cannot be opened)", d, op)
+		if op := find(Bind, "/r/dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 || op.Attr&(ro|nosuid|noexec) != ro|nosuid|noexec {
+			t.Errorf("device %s: %+v, want read-only, nosuid, noexec and not nodev (a nodev device cannot be opened)", d, op)
 		}
 	}
-	if op := find(SetAttr, "/r/dev"); op.Attr != ro {
-		t.Errorf("/dev not read-only: %+v", op)
+	// /dev is a directory of the root, read-only with it.
+	if slices.ContainsFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "/r/dev" }) {
+		t.Errorf("/dev has a mount of its own")
+	}
+	if op := find(SetAttr, "/"); op.Attr&ro == 0 {
+		t.Errorf("root not read-only: %+v", op)
 	}
 	if op := find(Bind, "/r/proc/sys"); op.Attr&ro == 0 {
 		t.Errorf("/proc/sys not read-only: %+v", op)
 	}
-	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional {
+	// A mask takes the flags of the /dev/null it binds (checked above).
+	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional || op.Attr != 0 {
 		t.Errorf("kcore mask: %+v", op)
 	}
 	if op := find(Mount, "/r/proc/acpi"); op.FSType != "tmpfs" || !op.Optional {
