@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -322,7 +323,7 @@ exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct soc
 	_exit(127);
 }
 
-// task_main is the task process, forked by the init while the sandbox is
+// task_main is the task process, cloned by the init while the sandbox is
 // built: it sets its rlimits, becomes the unprivileged task identity with
 // no capabilities and only fds 0-4, says it is ready and waits for its
 // command (the task's records on the config fd, up to EOF).
@@ -396,6 +397,17 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	exec_task(argv, envp, cmd, dir, &prog);
 }
 
+struct task_args {
+	struct rec *recs;
+	int nrec;
+};
+
+static int task_entry(void *arg)
+{
+	struct task_args *a = arg;
+	task_main(a->recs, a->nrec);
+}
+
 // cell_main is the init of a sandbox, PID 1 of its namespace, running as
 // root of its user namespace. It builds the sandbox from the cell frame,
 // forks the task process and reaps every process of the PID namespace
@@ -427,11 +439,21 @@ static int cell_main(void)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl", "dumpable");
 
-	pid_t task = fork();
+	// The task process shares the init's memory until its execve, and
+	// the init waits meanwhile (CLONE_VM|CLONE_VFORK, as posix_spawn):
+	// no copy of the init's page tables to make, fault in and tear down
+	// again at the execve. The init has nothing to do until then, and the
+	// task process runs only this file's code before it; it has a stack
+	// of its own.
+	struct task_args args = {recs, nrec};
+	size_t stack_size = 256 * 1024;
+	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		die("mmap", "task stack");
+	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
 	if (task < 0)
-		die("fork", "task");
-	if (task == 0)
-		task_main(recs, nrec);
+		die("clone", "task");
 	// The init keeps no copy of the task's stdio or config: the task's
 	// streams end with the last process of the task holding them.
 	close(0);
