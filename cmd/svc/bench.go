@@ -651,12 +651,16 @@ func rate[T any](b *bench, name string, n int, base *row, t target, op func() (T
 		return nil, fmt.Errorf("%s: warm-up: %w", name, err)
 	}
 	all = nil
-	start := time.Now()
+	start, busy := time.Now(), busyCPU()
 	deadline := start.Add(b.f.duration)
 	if err := loop(func(int) bool { return time.Now().Before(deadline) }); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	elapsed := time.Since(start)
+	b.cpu = 0
+	if len(all) > 0 && busy >= 0 {
+		b.cpu = (busyCPU() - busy) / time.Duration(len(all))
+	}
 	r := b.add("throughput", name, all, base, t)
 	r.PerSecond = float64(len(all)) / elapsed.Seconds()
 	return r, nil
