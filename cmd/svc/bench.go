@@ -767,6 +767,7 @@ func (b *bench) width() error {
 		for i := range ds {
 			ds[i] /= time.Duration(w)
 		}
+		b.cpu /= time.Duration(w)
 		b.add("width", fmt.Sprintf("parallel x%d, per task", w), ds, b.bare, target{})
 	}
 	return nil
