@@ -6,11 +6,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -444,9 +446,14 @@ func (k *killer) reason() int {
 // limit) and what the budget grants. Past either it calls exceeded once
 // and drains the rest.
 func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []byte, truncated bool) {
-	buf := make([]byte, 32*1024)
+	// Read straight into out's spare room: no buffer to copy from. What
+	// is read past the limit is read into the same room and dropped.
+	const chunk = 64 * 1024
 	for {
-		n, err := r.Read(buf)
+		if cap(out)-len(out) < chunk {
+			out = slices.Grow(out, chunk)
+		}
+		n, err := r.Read(out[len(out):cap(out)])
 		if n > 0 && !truncated {
 			keep := int64(n)
 			if limit > 0 {
@@ -455,7 +462,7 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 			if budget != nil {
 				keep = budget.take(keep)
 			}
-			out = append(out, buf[:keep]...)
+			out = out[:len(out)+int(keep)]
 			if keep < int64(n) {
 				truncated = true
 				exceeded()
@@ -464,6 +471,12 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				truncated = true
+			}
+			if len(out) == 0 {
+				return nil, truncated
+			}
+			if cap(out)-len(out) >= chunk/2 && len(out) < chunk {
+				out = slices.Clip(bytes.Clone(out)) // small output: no idle room kept
 			}
 			return out, truncated
 		}
