@@ -994,7 +994,10 @@ func TestIsolationDevProcSys(t *testing.T) {
 		"kallsyms", "sysrq-trigger", "kmsg", "kpagecount", "kpageflags", "kpagecgroup", "vmallocinfo",
 		"slabinfo", "pagetypeinfo", "zoneinfo", "buddyinfo", "mtrr", "interrupts"}
 	maskedDirs := []string{"acpi", "scsi", "bus", "fs", "irq", "driver", "tty", "sysvipc"}
-	script := `echo "dev	$(ls -A /dev | tr '\n' ' ')"
+	// A file in /dev/shm first: the directory masks are the root's
+	// /dev/shm directory under the shm tmpfs, which must not show it.
+	script := `: > /dev/shm/probe
+echo "dev	$(ls -A /dev | tr '\n' ' ')"
 for d in null zero full random urandom; do echo "dev $d	$(stat -c '%F %t:%T' /dev/$d)"; done
 for l in fd stdin stdout stderr; do echo "dev $l	$(readlink /dev/$l)"; done
 echo "dev writes	$(echo x > /dev/null && echo null) $(if echo x 2>/dev/null > /dev/full; then echo full; else echo ENOSPC; fi) $(head -c 4 /dev/zero | od -An -tx1 | tr -d ' ')"
@@ -1003,7 +1006,7 @@ for f in ` + strings.Join(maskedFiles, " ") + `; do
 	if [ -e /proc/$f ]; then echo "proc $f	$(stat -c '%F %t:%T' /proc/$f) $(head -c 64 /proc/$f | wc -c)"; else echo "proc $f	absent"; fi
 done
 for d in ` + strings.Join(maskedDirs, " ") + `; do
-	if [ -e /proc/$d ]; then echo "proc $d	$(ls -A /proc/$d | wc -l)"; else echo "proc $d	absent"; fi
+	if [ -e /proc/$d ]; then echo "proc $d	$(ls -A /proc/$d | wc -l) $(touch /proc/$d/x 2>/dev/null && echo rw || echo ro)"; else echo "proc $d	absent"; fi
 done
 echo "hostname	$(hostname)"
 echo "nodename	$(uname -n)"
@@ -1041,7 +1044,7 @@ echo "root	$(ls -A / | tr '\n' ' ')"`
 	for _, d := range maskedDirs {
 		want["proc "+d] = "absent"
 		if _, err := os.Stat("/proc/" + d); err == nil {
-			want["proc "+d] = "0"
+			want["proc "+d] = "0 ro"
 		}
 	}
 	parseLines(t, r.Stdout).expectAll(t, want)

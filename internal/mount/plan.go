@@ -61,7 +61,7 @@ var Devices = []string{"null", "zero", "full", "random", "urandom"}
 
 // maskedProc are procfs paths that expose host-wide state or kernel
 // interfaces; each is covered (files by a read-only bind of /dev/null,
-// directories by an empty read-only tmpfs).
+// directories by a read-only bind of an empty directory).
 var maskedProc = []struct {
 	path string
 	dir  bool
@@ -167,12 +167,8 @@ func Build(p Params, sys []SystemEntry) Plan {
 	} {
 		plan = append(plan, Op{Kind: Symlink, Src: target, Dst: filepath.Join(dev, name)})
 	}
-	plan = append(plan,
-		Op{Kind: Mkdir, Dst: filepath.Join(dev, "shm"), Mode: 0o1777},
-		Op{Kind: Mount, Src: "svc-shm", Dst: filepath.Join(dev, "shm"), FSType: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
-	)
+	shm := filepath.Join(dev, "shm")
+	plan = append(plan, Op{Kind: Mkdir, Dst: shm, Mode: 0o1777})
 
 	// /proc of the task's own PID namespace.
 	proc := r("proc")
@@ -185,15 +181,19 @@ func Build(p Params, sys []SystemEntry) Plan {
 	for _, m := range maskedProc {
 		dst := filepath.Join(proc, m.path)
 		if m.dir {
-			plan = append(plan, Op{Kind: Mount, Src: "svc-mask", Dst: dst, FSType: "tmpfs",
-				Flags: unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-				Data:  "size=0,nr_inodes=1,mode=0555", Optional: true})
+			// The empty /dev/shm directory of the root, before its tmpfs
+			// covers it, bound read-only: no superblock of its own.
+			plan = append(plan, Op{Kind: Bind, Src: shm, Dst: dst, Attr: ro | nosuid | nodev | noexec, Optional: true})
 		} else {
 			// Read-only, nosuid and noexec like the /dev/null it binds:
 			// no mount_setattr each.
 			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst, Optional: true})
 		}
 	}
+
+	plan = append(plan, Op{Kind: Mount, Src: "svc-shm", Dst: shm, FSType: "tmpfs",
+		Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+		Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)})
 
 	return append(plan,
 		Op{Kind: Pivot, Dst: p.NewRoot},

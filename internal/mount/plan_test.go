@@ -85,8 +85,16 @@ func TestPlanContents(t *testing.T) {
 	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional || op.Attr != 0 {
 		t.Errorf("kcore mask: %+v", op)
 	}
-	if op := find(Mount, "/r/proc/acpi"); op.FSType != "tmpfs" || !op.Optional {
+	// A directory mask is the empty /dev/shm of the root, bound read-only
+	// before the shm tmpfs covers it.
+	op := find(Bind, "/r/proc/acpi")
+	if op.Src != "/r/dev/shm" || !op.Optional || op.Attr&ro == 0 {
 		t.Errorf("acpi mask: %+v", op)
+	}
+	mask := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == "/r/proc/acpi" })
+	shm := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "/r/dev/shm" })
+	if shm < 0 || p[shm].FSType != "tmpfs" || shm < mask {
+		t.Errorf("the shm tmpfs (op %d) must be mounted after the masks bind its directory (op %d)", shm, mask)
 	}
 	for _, op := range p {
 		if strings.HasPrefix(op.Dst, "/r/sys") {
