@@ -623,12 +623,12 @@ func TestIsolationPrivileged(t *testing.T) {
 
 	t.Run("mount flags", func(t *testing.T) {
 		for path, want := range map[string]string{
-			"/":         "ro nosuid nodev",
+			"/":         "ro nosuid nodev noexec",
 			"/usr":      "ro nosuid nodev",
 			"/etc":      "ro nosuid nodev",
 			"/svc":      "rw nosuid nodev",
 			"/tmp":      "rw nosuid nodev",
-			"/dev":      "ro nosuid nodev", // a directory of the root
+			"/dev":      "ro nosuid nodev noexec", // a directory of the root
 			"/dev/shm":  "rw nosuid nodev noexec",
 			"/dev/null": "ro nosuid noexec", // written through all the same
 			"/proc":     "rw nosuid nodev noexec",

@@ -44,6 +44,9 @@ type host struct {
 	service *cgroup.Group
 	sys     []mount.SystemEntry
 	runDir  string
+	// skeleton is the root every sandbox binds (mount.MakeSkeleton), in
+	// runDir.
+	skeleton string
 	// runMounted: runDir is the instance's tmpfs.
 	runMounted bool
 	lock       *os.File
@@ -117,6 +120,11 @@ func openHost(cfg *Config) (*host, error) {
 		return nil, err
 	}
 	if h.sys, err = mount.ScanRootFS(cfg.RootFS); err != nil {
+		h.close()
+		return nil, err
+	}
+	h.skeleton = filepath.Join(h.runDir, ".root")
+	if err := mount.MakeSkeleton(h.skeleton, h.sys); err != nil {
 		h.close()
 		return nil, err
 	}
@@ -248,7 +256,7 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 		}
 	}
 	rq.plan = mount.Build(mount.Params{
-		RootFS: cfg.RootFS, NewRoot: filepath.Join(rq.dir, "root"),
+		RootFS: cfg.RootFS, Skeleton: h.skeleton, NewRoot: filepath.Join(rq.dir, "root"),
 		Workspace: rq.ws, Tmp: rq.tmp, ShmSize: 16 * MiB,
 	}, h.sys)
 	return rq, nil

@@ -138,23 +138,13 @@ static void apply_mount(const struct rec *r)
 {
 	const char *op = field(r, 0);
 	const char *src = field(r, 1), *dst = field(r, 2), *fstype = field(r, 3), *data = field(r, 4);
-	unsigned long long flags = num(r, 5), attr = num(r, 6), mode = num(r, 7);
-	int optional = num(r, 8) != 0;
+	unsigned long long flags = num(r, 5), attr = num(r, 6);
+	int optional = num(r, 7) != 0;
 	int rc = 0;
 
 	if (!op || !dst)
 		die("bad mount record", op);
-	if (!strcmp(op, SVC_MNT_MKDIR)) {
-		rc = mkdir(dst, mode);
-		if (rc < 0 && errno == EEXIST)
-			rc = 0;
-	} else if (!strcmp(op, SVC_MNT_TOUCH)) {
-		rc = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
-		if (rc >= 0)
-			rc = close(rc);
-	} else if (!strcmp(op, SVC_MNT_SYMLINK)) {
-		rc = symlink(src, dst);
-	} else if (!strcmp(op, SVC_MNT_MOUNT)) {
+	if (!strcmp(op, SVC_MNT_MOUNT)) {
 		rc = mount(nonempty(src), dst, nonempty(fstype), flags, nonempty(data));
 		if (rc == 0 && attr)
 			rc = mount_setattr_(dst, 0, attr, 0);

@@ -132,7 +132,7 @@ func (s *CellSpec) Encode() []byte {
 			opt = "1"
 		}
 		b.rec(C.SVC_REC_MOUNT, string(op.Kind), op.Src, op.Dst, op.FSType, op.Data,
-			u(uint64(op.Flags)), u(op.Attr), u(uint64(op.Mode)), opt)
+			u(uint64(op.Flags)), u(op.Attr), opt)
 	}
 	b.rec(C.SVC_REC_HOSTNAME, s.Hostname)
 	b.rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))

@@ -35,7 +35,7 @@ func TestEncode(t *testing.T) {
 	cell := &CellSpec{
 		Mounts: mount.Plan{
 			{Kind: mount.Bind, Src: "/usr", Dst: "/r/usr", Attr: 7},
-			{Kind: mount.Mkdir, Dst: "/r/svc", Mode: 0o755, Optional: true},
+			{Kind: mount.Mount, Src: "proc", Dst: "/r/proc", FSType: "proc", Flags: 14, Optional: true},
 		},
 		Hostname: "svc", UID: 1000, GID: 1001,
 		Rlimits: []Rlimit{{Resource: 4, Soft: 0, Hard: 0}},
@@ -49,8 +49,8 @@ func TestEncode(t *testing.T) {
 		t.Fatalf("cell record order %q", got)
 	}
 	want := [][]string{
-		{"bind", "/usr", "/r/usr", "", "", "0", "7", "0", "0"},
-		{"mkdir", "", "/r/svc", "", "", "0", "0", "493", "1"},
+		{"bind", "/usr", "/r/usr", "", "", "0", "7", "0"},
+		{"mount", "proc", "/r/proc", "proc", "", "14", "0", "1"},
 		{"svc"}, {"1000", "1001"}, {"4", "0", "0"},
 	}
 	for i, w := range want {

@@ -43,7 +43,7 @@ struct svc_spawn_reply {
 };
 
 // Config record tags.
-#define SVC_REC_MOUNT 'm'    // op, src, dst, fstype, data, flags, attr, mode, optional
+#define SVC_REC_MOUNT 'm'    // op, src, dst, fstype, data, flags, attr, optional
 #define SVC_REC_ARG 'a'      // one argv entry (argv[0] first)
 #define SVC_REC_ENV 'e'      // one NAME=value
 #define SVC_REC_CMD 'c'      // the command as given (PATH search unless it has '/')
@@ -54,9 +54,6 @@ struct svc_spawn_reply {
 #define SVC_REC_FILTER 'f'   // seccomp program: struct sock_filter[]
 
 // Mount operations.
-#define SVC_MNT_MKDIR "mkdir"
-#define SVC_MNT_TOUCH "touch"
-#define SVC_MNT_SYMLINK "symlink"
 #define SVC_MNT_MOUNT "mount"
 #define SVC_MNT_BIND "bind"
 #define SVC_MNT_SETATTR "setattr"

@@ -18,9 +18,6 @@ type Kind string
 
 // The operations the child side knows.
 const (
-	Mkdir   Kind = "mkdir"   // mkdir Dst with Mode; an existing one is fine
-	Touch   Kind = "touch"   // create the empty file Dst with Mode (a bind target)
-	Symlink Kind = "symlink" // symlink Dst -> Src
 	Mount   Kind = "mount"   // mount(Src, Dst, FSType, Flags, Data), then Attr
 	Bind    Kind = "bind"    // recursive bind Src on Dst, then Attr on the whole tree
 	SetAttr Kind = "setattr" // mount_setattr(Dst, Attr); recursive when Flags != 0
@@ -37,7 +34,6 @@ type Op struct {
 	Data     string
 	Flags    uintptr
 	Attr     uint64
-	Mode     uint32
 	Optional bool // a missing Dst (ENOENT) is skipped
 }
 
@@ -79,6 +75,7 @@ var maskedProc = []struct {
 // Params describe one sandbox's filesystem.
 type Params struct {
 	RootFS    string // host directory whose SystemDirs are bound read-only
+	Skeleton  string // host directory made by MakeSkeleton from RootFS's entries
 	NewRoot   string // an empty host directory to build the root on
 	Workspace string // host directory bound at /svc (read-write)
 	Tmp       string // host directory bound at /tmp (read-write)
@@ -120,60 +117,103 @@ func ScanRootFS(rootfs string) ([]SystemEntry, error) {
 	return out, nil
 }
 
+// MakeSkeleton makes, in the empty or missing directory dir, the
+// directories, links and empty files that every sandbox root holds: the
+// system directories of sys (or their merged-/usr links), the mount
+// points of /svc, /tmp, /proc and /dev/shm, and /dev with its device bind
+// targets and links. Build binds it read-only as the root of every
+// sandbox, so no sandbox makes them again. Done once per Sandbox; dir
+// must be searchable by the sandbox identities.
+func MakeSkeleton(dir string, sys []SystemEntry) error {
+	type entry struct {
+		name, target string // target: a symlink
+		mode         os.FileMode
+		file         bool
+	}
+	var ents []entry
+	for _, e := range sys {
+		ents = append(ents, entry{name: e.Name, target: e.Target, mode: 0o755})
+	}
+	ents = append(ents,
+		entry{name: "svc", mode: 0o755}, entry{name: "tmp", mode: os.ModeSticky | 0o777},
+		entry{name: "proc", mode: 0o555}, entry{name: "dev", mode: 0o755},
+		entry{name: "dev/shm", mode: os.ModeSticky | 0o777})
+	for _, d := range Devices {
+		ents = append(ents, entry{name: "dev/" + d, mode: 0o644, file: true})
+	}
+	for _, l := range devLinks {
+		ents = append(ents, entry{name: "dev/" + l[0], target: l[1]})
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("sandbox root skeleton: %w", err)
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.name)
+		var err error
+		switch {
+		case e.target != "":
+			err = os.Symlink(e.target, p)
+		case e.file:
+			var f *os.File
+			if f, err = os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, e.mode); err == nil {
+				err = f.Close()
+			}
+		default:
+			if err = os.Mkdir(p, e.mode); err == nil {
+				err = os.Chmod(p, e.mode) // past the umask, with the sticky bit
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox root skeleton: %w", err)
+		}
+	}
+	return os.Chmod(dir, 0o755)
+}
+
+// devLinks are the symbolic links of /dev: name, target.
+var devLinks = [][2]string{
+	{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
+	{"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+}
+
 // Build returns the plan of a sandbox's mount namespace: a private
-// propagation, a small tmpfs root with the system directories read-only,
-// /svc and /tmp read-write, a procfs of the task's PID namespace with host
-// interfaces masked, a minimal /dev, no /sys, then pivot_root and a
-// read-only root.
+// propagation, the skeleton (see [MakeSkeleton]) bound as the root with
+// the system directories read-only in it, /svc and /tmp read-write, a
+// procfs of the task's PID namespace with host interfaces masked, a
+// minimal /dev, no /sys, then pivot_root and a read-only root. The
+// skeleton's directories are the mount points: the plan makes no file.
 func Build(p Params, sys []SystemEntry) Plan {
 	r := func(rel string) string { return filepath.Join(p.NewRoot, rel) }
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
 		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
-		{Kind: Mount, Src: "svc-root", Dst: p.NewRoot, FSType: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV, Data: "size=1m,nr_inodes=4096,mode=0755"},
+		// The root: shared by every sandbox and read-only in each (the
+		// last op), so none can change it for another.
+		{Kind: Bind, Src: p.Skeleton, Dst: p.NewRoot},
 	}
 	for _, e := range sys {
-		if e.Target != "" {
-			plan = append(plan, Op{Kind: Symlink, Src: e.Target, Dst: r(e.Name)})
-			continue
+		if e.Target == "" {
+			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: r(e.Name), Attr: ro | nosuid | nodev})
 		}
-		plan = append(plan,
-			Op{Kind: Mkdir, Dst: r(e.Name), Mode: 0o755},
-			Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: r(e.Name), Attr: ro | nosuid | nodev})
 	}
 	plan = append(plan,
-		Op{Kind: Mkdir, Dst: r("svc"), Mode: 0o755},
 		Op{Kind: Bind, Src: p.Workspace, Dst: r("svc"), Attr: nosuid | nodev},
-		Op{Kind: Mkdir, Dst: r("tmp"), Mode: 0o1777},
 		Op{Kind: Bind, Src: p.Tmp, Dst: r("tmp"), Attr: nosuid | nodev},
 	)
 
-	// /dev: a directory of the root tmpfs (read-only with it once the
-	// plan is applied: no tmpfs of its own to make and destroy) with the
-	// harmless devices bound from the host. A device bind is read-only
-	// too: a device node is written through on a read-only mount, and the
-	// /proc masks bound from /dev/null take its flags.
+	// /dev: a directory of the root with the harmless devices bound from
+	// the host. A device bind is read-only: a device node is written
+	// through on a read-only mount, and the /proc masks bound from
+	// /dev/null take its flags.
 	dev := r("dev")
-	plan = append(plan, Op{Kind: Mkdir, Dst: dev, Mode: 0o755})
 	for _, d := range Devices {
-		plan = append(plan,
-			Op{Kind: Touch, Dst: filepath.Join(dev, d), Mode: 0o666},
-			Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: ro | nosuid | noexec})
-	}
-	for name, target := range map[string]string{
-		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
-		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
-	} {
-		plan = append(plan, Op{Kind: Symlink, Src: target, Dst: filepath.Join(dev, name)})
+		plan = append(plan, Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: ro | nosuid | noexec})
 	}
 	shm := filepath.Join(dev, "shm")
-	plan = append(plan, Op{Kind: Mkdir, Dst: shm, Mode: 0o1777})
 
 	// /proc of the task's own PID namespace.
 	proc := r("proc")
 	plan = append(plan,
-		Op{Kind: Mkdir, Dst: proc, Mode: 0o555},
 		Op{Kind: Mount, Src: "proc", Dst: proc, FSType: "proc",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
 		Op{Kind: Bind, Src: filepath.Join(proc, "sys"), Dst: filepath.Join(proc, "sys"), Attr: ro | nosuid | nodev | noexec},

@@ -1,44 +1,82 @@
 package mount
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 )
 
+var testSys = []SystemEntry{{Name: "bin", Target: "usr/bin"}, {Name: "etc"}, {Name: "usr"}}
+
 func testPlan() Plan {
-	return Build(Params{RootFS: "/host", NewRoot: "/r", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20},
-		[]SystemEntry{{Name: "bin", Target: "usr/bin"}, {Name: "etc"}, {Name: "usr"}})
+	return Build(Params{RootFS: "/host", Skeleton: "/skel", NewRoot: "/r", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20}, testSys)
 }
 
 // TestPlanOrder checks the invariants init.c relies on: private
-// propagation first, every mount point made before it is used, /dev/null
-// bound before masks use it, pivot_root then a read-only root last.
+// propagation first, the skeleton bound as the root next, every mount
+// point in the skeleton (MakeSkeleton and Build agree), a bind source
+// inside the root bound before it is used, pivot_root then a read-only
+// root last.
 func TestPlanOrder(t *testing.T) {
 	p := testPlan()
 	if p[0].Kind != Mount || p[0].Dst != "/" || p[0].Flags == 0 {
 		t.Errorf("first op %+v, want the private propagation of /", p[0])
 	}
+	if p[1].Kind != Bind || p[1].Src != "/skel" || p[1].Dst != "/r" {
+		t.Errorf("second op %+v, want the skeleton bound on the new root", p[1])
+	}
 	n := len(p)
 	if p[n-2].Kind != Pivot || p[n-2].Dst != "/r" || p[n-1].Kind != SetAttr || p[n-1].Dst != "/" || p[n-1].Attr&ro == 0 {
 		t.Errorf("last ops %+v %+v, want pivot then a read-only root", p[n-2], p[n-1])
 	}
-	made := map[string]bool{"/r": true}
-	for i, op := range p[:n-2] {
-		if op.Kind == Mkdir || op.Kind == Touch || op.Kind == Symlink {
-			made[op.Dst] = true
+	skel := filepath.Join(t.TempDir(), "skel")
+	if err := MakeSkeleton(skel, testSys); err != nil {
+		t.Fatal(err)
+	}
+	bound := map[string]bool{}
+	for i, op := range p[2 : n-2] {
+		if op.Kind != SetAttr && !strings.HasPrefix(op.Dst, "/r/proc/") { // procfs entries exist once proc is mounted
+			if _, err := os.Lstat(filepath.Join(skel, strings.TrimPrefix(op.Dst, "/r"))); err != nil {
+				t.Errorf("op %d %+v: mount point not in the skeleton: %v", i+2, op, err)
+			}
+		}
+		if op.Kind == Bind && strings.HasPrefix(op.Src, "/r/dev/") && op.Src != "/r/dev/shm" && !bound[op.Src] {
+			t.Errorf("op %d %+v: source not bound before", i+2, op)
+		}
+		bound[op.Dst] = true
+	}
+}
+
+// TestMakeSkeleton: the skeleton's entries, their kinds and modes.
+func TestMakeSkeleton(t *testing.T) {
+	skel := filepath.Join(t.TempDir(), "skel")
+	if err := MakeSkeleton(skel, testSys); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		".": "drwxr-xr-x", "etc": "drwxr-xr-x", "usr": "drwxr-xr-x", "svc": "drwxr-xr-x",
+		"tmp": "dtrwxrwxrwx", "proc": "dr-xr-xr-x", "dev": "drwxr-xr-x", "dev/shm": "dtrwxrwxrwx",
+		"dev/null": "-rw-r--r--", "dev/urandom": "-rw-r--r--", "bin": "Lrwxrwxrwx", "dev/fd": "Lrwxrwxrwx",
+	} {
+		fi, err := os.Lstat(filepath.Join(skel, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if i == 0 || op.Kind == SetAttr || strings.HasPrefix(op.Dst, "/r/proc/") {
-			continue // procfs entries exist once proc is mounted
+		if got := fi.Mode().String(); got != want {
+			t.Errorf("%s: mode %s, want %s", name, got, want)
 		}
-		if !made[op.Dst] && op.Dst != "/r" {
-			t.Errorf("op %d %+v: mount point not made before", i, op)
-		}
-		if op.Kind == Bind && strings.HasPrefix(op.Src, "/r/") && !made[op.Src] {
-			t.Errorf("op %d %+v: source not made before", i, op)
-		}
+	}
+	if l, err := os.Readlink(filepath.Join(skel, "bin")); err != nil || l != "usr/bin" {
+		t.Errorf("bin -> %q (%v), want usr/bin", l, err)
+	}
+	if l, err := os.Readlink(filepath.Join(skel, "dev/stderr")); err != nil || l != "/proc/self/fd/2" {
+		t.Errorf("dev/stderr -> %q (%v)", l, err)
+	}
+	if err := MakeSkeleton(skel, testSys); err == nil {
+		t.Error("MakeSkeleton over an existing skeleton succeeded; want an error, not a silent mix")
 	}
 }
 
@@ -50,9 +88,6 @@ func TestPlanContents(t *testing.T) {
 			t.Fatalf("no %s of %s", kind, dst)
 		}
 		return &p[i]
-	}
-	if op := find(Symlink, "/r/bin"); op.Src != "usr/bin" {
-		t.Errorf("merged /usr symlink: %+v", op)
 	}
 	for _, d := range []string{"etc", "usr"} {
 		op := find(Bind, filepath.Join("/r", d))

@@ -66,8 +66,11 @@ func testCell(t testing.TB) *CellConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := mount.MakeSkeleton(filepath.Join(dir, "skel"), sys); err != nil {
+		t.Fatal(err)
+	}
 	plan := mount.Build(mount.Params{
-		RootFS: "/", NewRoot: filepath.Join(dir, "root"),
+		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), NewRoot: filepath.Join(dir, "root"),
 		Workspace: filepath.Join(dir, "svc"), Tmp: filepath.Join(dir, "tmp"), ShmSize: 1 << 20,
 	}, sys)
 	return &CellConfig{
