@@ -446,14 +446,30 @@ func (k *killer) reason() int {
 // limit) and what the budget grants. Past either it calls exceeded once
 // and drains the rest.
 func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []byte, truncated bool) {
-	// Read straight into out's spare room: no buffer to copy from. What
-	// is read past the limit is read into the same room and dropped.
+	// Read straight into out's spare room: no buffer to copy from. The
+	// room doubles (up to the limit), so a large output is copied about
+	// once in all as it grows, and allocated as few times: each large
+	// allocation brings the garbage collector closer. What comes past the
+	// limit is drained through a small scratch buffer.
 	const chunk = 64 * 1024
+	var scratch []byte
 	for {
-		if cap(out)-len(out) < chunk {
-			out = slices.Grow(out, chunk)
+		room := out[len(out):cap(out)]
+		switch {
+		case truncated || limit > 0 && int64(len(out)) >= limit:
+			if scratch == nil {
+				scratch = make([]byte, chunk)
+			}
+			room = scratch
+		case len(room) < chunk:
+			grow := max(chunk, len(out))
+			if limit > 0 {
+				grow = int(min(int64(grow), limit-int64(len(out))))
+			}
+			out = slices.Grow(out, grow)
+			room = out[len(out):cap(out)]
 		}
-		n, err := r.Read(out[len(out):cap(out)])
+		n, err := r.Read(room)
 		if n > 0 && !truncated {
 			keep := int64(n)
 			if limit > 0 {
@@ -462,7 +478,7 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 			if budget != nil {
 				keep = budget.take(keep)
 			}
-			out = out[:len(out)+int(keep)]
+			out = out[:len(out)+int(keep)] // kept bytes were read in place (scratch keeps none)
 			if keep < int64(n) {
 				truncated = true
 				exceeded()

@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,4 +194,49 @@ func zombieChildren(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// TestCollect: output is kept up to the limit and the budget, exactly;
+// past them the stream is drained and reported truncated once.
+func TestCollect(t *testing.T) {
+	const big = 300 * 1024 // several rounds of the room's growth
+	data := make([]byte, big)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, c := range []struct {
+		name          string
+		n             int
+		limit, budget int64 // 0: none
+		want          int
+		truncated     bool
+	}{
+		{"empty", 0, 0, 0, 0, false},
+		{"no limit", big, 0, 0, big, false},
+		{"exact fit", big, big, 0, big, false},
+		{"one past", big + 1, big, 0, big, true},
+		{"far past", big, 1000, 0, 1000, true},
+		{"budget first", big, big, 5000, 5000, true},
+		{"limit first", big, 4000, 5000, 4000, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := data
+			if c.n > big {
+				in = append(slices.Clone(data), 'x')
+			}
+			in = in[:c.n]
+			var b *Budget
+			if c.budget > 0 {
+				b = NewBudget(c.budget)
+			}
+			kills := 0
+			out, trunc := collect(bytes.NewReader(in), c.limit, b, func() { kills++ })
+			if len(out) != c.want || !bytes.Equal(out, in[:c.want]) || trunc != c.truncated {
+				t.Errorf("got %d bytes (equal %v), truncated %v; want %d, %v", len(out), bytes.Equal(out, in[:min(len(out), len(in))]), trunc, c.want, c.truncated)
+			}
+			if wantKills := map[bool]int{true: 1, false: 0}[c.truncated]; kills != wantKills {
+				t.Errorf("exceeded called %d times, want %d", kills, wantKills)
+			}
+		})
+	}
 }
