@@ -1184,7 +1184,10 @@ for f in ["dev", "snmp", "snmp6", "netstat", "tcp", "tcp6", "udp", "udp6", "unix
 
 	const hostile = `import array, socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 40711)); s.listen()
-c = socket.create_connection(("127.0.0.1", 40711)); c.sendall(b"x" * 100000); c.close()
+c = socket.create_connection(("127.0.0.1", 40711)); a, _ = s.accept()
+c.sendall(b"x" * 100000); c.close()
+n = 0
+while n < 100000: n += len(a.recv(65536))
 try: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("10.9.9.9", 9))
 except OSError: pass
 u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind("\0svc-hostile")
