@@ -5,9 +5,10 @@
 // A [Request] is an ordered list of steps; a [Step] is one [Task] or a set
 // of tasks that run concurrently. All steps of a request share one
 // workspace, mounted at /svc in the sandbox, and a scratch /tmp. Every task
-// gets its own user, PID, mount, network, IPC, UTS and cgroup namespaces,
-// its own cgroup with memory, pids and CPU limits, and its own system-call
-// filter. A task that fails (non-zero exit, timeout, out of memory,
+// gets its own user, PID, mount, IPC, UTS and cgroup namespaces, a network
+// namespace with only loopback that is as no task had used it (new, or
+// read unchanged since it was made), its own cgroup with memory, pids and
+// CPU limits, and its own system-call filter. A task that fails (non-zero exit, timeout, out of memory,
 // forbidden system call) does not fail the request: its [Result] carries
 // the [Outcome]. An error from [Sandbox.Run] means the request was refused
 // or could not be run; it is an [*Error] with a stable [Code].

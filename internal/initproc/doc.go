@@ -9,7 +9,8 @@
 // needs. The zygote stays a small single-threaded root process in the
 // host's namespaces and serves spawn requests on fd 3, one at a time:
 //
-//  1. it enters the network namespace it was given (a fresh one, lo up)
+//  1. it enters the network namespace it was given (lo up, as no task had
+//     used it: internal/runner)
 //     and clone3s the init with CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID,
 //     CLONE_NEWIPC, CLONE_NEWUTS, CLONE_PIDFD and CLONE_PARENT (so the
 //     parent reaps the init), into the task's cgroup on v2
@@ -25,8 +26,9 @@
 //  1. reads the cell frame from fd 3;
 //  2. enters a new cgroup namespace and applies the mount plan
 //     (internal/mount), ending with pivot_root and a read-only root;
-//  3. sets the host name, makes itself non-dumpable and forks the task
-//     process;
+//  3. sets the host name, makes itself non-dumpable and clones the task
+//     process (CLONE_VM|CLONE_VFORK with a stack of its own: it shares the
+//     init's memory until its execve, and the init waits meanwhile);
 //  4. reaps every process of the PID namespace until the task exits, writes
 //     the task's wait status, and exits (the kernel then kills the rest).
 //

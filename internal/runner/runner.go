@@ -111,10 +111,11 @@ func (b *Budget) take(n int64) int64 {
 }
 
 // Cell is a sandbox built ahead of its task: an init in fresh user, mount,
-// PID, network, IPC, UTS and cgroup namespaces, in the task's cgroups,
-// with the mount plan applied and the task process forked, without
-// privileges, waiting for its command. A cell runs one task ([Cell.Run])
-// or is closed unused ([Cell.Close]); it is never reused. Its methods are
+// PID, IPC, UTS and cgroup namespaces and a network namespace as no task
+// had used it (netns.go), in the task's cgroups, with the mount plan
+// applied and the task process made, without privileges, waiting for its
+// command. A cell runs one task ([Cell.Run]) or is closed unused
+// ([Cell.Close]); it is never reused. Its methods are
 // not safe for concurrent use.
 type Cell struct {
 	pid int
