@@ -315,6 +315,9 @@ type process struct {
 	cmd       *exec.Cmd
 	addr, key string
 	stderr    *logBuffer
+	// stderrDone is closed once stderr has been read to its end: Wait
+	// closes the pipe, so a line not read by then would be lost.
+	stderrDone chan struct{}
 }
 
 func startProcess(t *testing.T, env ...string) *process {
@@ -322,7 +325,7 @@ func startProcess(t *testing.T, env ...string) *process {
 	requireRoot(t)
 	cmd := exec.Command(os.Args[0], "serve")
 	cmd.Env = append(os.Environ(), append([]string{"SVC_TEST_MAIN=1", "LISTEN_ADDR=127.0.0.1:0", "SANDBOX_UID_BASE=" + testUIDBase()}, env...)...)
-	p := &process{cmd: cmd, stderr: new(logBuffer)}
+	p := &process{cmd: cmd, stderr: new(logBuffer), stderrDone: make(chan struct{})}
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -347,6 +350,7 @@ func startProcess(t *testing.T, env ...string) *process {
 	})
 	serving := make(chan struct{})
 	go func() {
+		defer close(p.stderrDone)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -409,6 +413,7 @@ func TestServeSignals(t *testing.T) {
 			})
 			start := time.Now()
 			p.cmd.Process.Signal(sig)
+			<-p.stderrDone // the process has exited and its last line is in
 			err := p.cmd.Wait()
 			if d := time.Since(start); d > 4*time.Second {
 				t.Errorf("exit %v after the signal", d)
