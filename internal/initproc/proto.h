@@ -56,7 +56,6 @@ struct svc_spawn_reply {
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"
 #define SVC_MNT_BIND "bind"
-#define SVC_MNT_SETATTR "setattr"
 #define SVC_MNT_PIVOT "pivot"
 
 // Status record tags, one line each: "<tag> <text>\n".

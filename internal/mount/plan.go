@@ -18,10 +18,9 @@ type Kind string
 
 // The operations the child side knows.
 const (
-	Mount   Kind = "mount"   // mount(Src, Dst, FSType, Flags, Data), then Attr
-	Bind    Kind = "bind"    // recursive bind Src on Dst, then Attr on the whole tree
-	SetAttr Kind = "setattr" // mount_setattr(Dst, Attr); recursive when Flags != 0
-	Pivot   Kind = "pivot"   // make Dst the root and detach the old one
+	Mount Kind = "mount" // mount(Src, Dst, FSType, Flags, Data), then Attr
+	Bind  Kind = "bind"  // recursive bind Src on Dst, then Attr on the whole tree
+	Pivot Kind = "pivot" // make Dst the root and detach the old one
 )
 
 // Op is one operation. Attr is a set of MOUNT_ATTR_* bits that are set
@@ -180,16 +179,17 @@ var devLinks = [][2]string{
 // propagation, the skeleton (see [MakeSkeleton]) bound as the root with
 // the system directories read-only in it, /svc and /tmp read-write, a
 // procfs of the task's PID namespace with host interfaces masked, a
-// minimal /dev, no /sys, then pivot_root and a read-only root. The
-// skeleton's directories are the mount points: the plan makes no file.
+// minimal /dev, no /sys, then pivot_root. The skeleton's directories are
+// the mount points: the plan makes no file, and the root is read-only from
+// its first bind (a mount point needs no write access).
 func Build(p Params, sys []SystemEntry) Plan {
 	r := func(rel string) string { return filepath.Join(p.NewRoot, rel) }
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
 		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
-		// The root: shared by every sandbox and read-only in each (the
-		// last op), so none can change it for another.
-		{Kind: Bind, Src: p.Skeleton, Dst: p.NewRoot},
+		// The root: shared by every sandbox and read-only in each, so
+		// none can change it for another.
+		{Kind: Bind, Src: p.Skeleton, Dst: p.NewRoot, Attr: ro | nosuid | nodev | noexec},
 	}
 	for _, e := range sys {
 		if e.Target == "" {
@@ -222,8 +222,9 @@ func Build(p Params, sys []SystemEntry) Plan {
 		dst := filepath.Join(proc, m.path)
 		if m.dir {
 			// The empty /dev/shm directory of the root, before its tmpfs
-			// covers it, bound read-only: no superblock of its own.
-			plan = append(plan, Op{Kind: Bind, Src: shm, Dst: dst, Attr: ro | nosuid | nodev | noexec, Optional: true})
+			// covers it: no superblock of its own, and the root's flags
+			// (read-only, nosuid, nodev, noexec) with no mount_setattr.
+			plan = append(plan, Op{Kind: Bind, Src: shm, Dst: dst, Optional: true})
 		} else {
 			// Read-only, nosuid and noexec like the /dev/null it binds:
 			// no mount_setattr each.
@@ -235,8 +236,5 @@ func Build(p Params, sys []SystemEntry) Plan {
 		Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
 		Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)})
 
-	return append(plan,
-		Op{Kind: Pivot, Dst: p.NewRoot},
-		Op{Kind: SetAttr, Dst: "/", Attr: ro | nosuid | nodev},
-	)
+	return append(plan, Op{Kind: Pivot, Dst: p.NewRoot})
 }

@@ -17,27 +17,26 @@ func testPlan() Plan {
 // TestPlanOrder checks the invariants init.c relies on: private
 // propagation first, the skeleton bound as the root next, every mount
 // point in the skeleton (MakeSkeleton and Build agree), a bind source
-// inside the root bound before it is used, pivot_root then a read-only
-// root last.
+// inside the root bound before it is used, pivot_root last.
 func TestPlanOrder(t *testing.T) {
 	p := testPlan()
 	if p[0].Kind != Mount || p[0].Dst != "/" || p[0].Flags == 0 {
 		t.Errorf("first op %+v, want the private propagation of /", p[0])
 	}
-	if p[1].Kind != Bind || p[1].Src != "/skel" || p[1].Dst != "/r" {
-		t.Errorf("second op %+v, want the skeleton bound on the new root", p[1])
+	if p[1].Kind != Bind || p[1].Src != "/skel" || p[1].Dst != "/r" || p[1].Attr != ro|nosuid|nodev|noexec {
+		t.Errorf("second op %+v, want the skeleton bound on the new root, read-only, nosuid, nodev, noexec", p[1])
 	}
 	n := len(p)
-	if p[n-2].Kind != Pivot || p[n-2].Dst != "/r" || p[n-1].Kind != SetAttr || p[n-1].Dst != "/" || p[n-1].Attr&ro == 0 {
-		t.Errorf("last ops %+v %+v, want pivot then a read-only root", p[n-2], p[n-1])
+	if p[n-1].Kind != Pivot || p[n-1].Dst != "/r" {
+		t.Errorf("last op %+v, want pivot_root", p[n-1])
 	}
 	skel := filepath.Join(t.TempDir(), "skel")
 	if err := MakeSkeleton(skel, testSys); err != nil {
 		t.Fatal(err)
 	}
 	bound := map[string]bool{}
-	for i, op := range p[2 : n-2] {
-		if op.Kind != SetAttr && !strings.HasPrefix(op.Dst, "/r/proc/") { // procfs entries exist once proc is mounted
+	for i, op := range p[2 : n-1] {
+		if !strings.HasPrefix(op.Dst, "/r/proc/") { // procfs entries exist once proc is mounted
 			if _, err := os.Lstat(filepath.Join(skel, strings.TrimPrefix(op.Dst, "/r"))); err != nil {
 				t.Errorf("op %d %+v: mount point not in the skeleton: %v", i+2, op, err)
 			}
@@ -110,9 +109,6 @@ func TestPlanContents(t *testing.T) {
 	if slices.ContainsFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "/r/dev" }) {
 		t.Errorf("/dev has a mount of its own")
 	}
-	if op := find(SetAttr, "/"); op.Attr&ro == 0 {
-		t.Errorf("root not read-only: %+v", op)
-	}
 	if op := find(Bind, "/r/proc/sys"); op.Attr&ro == 0 {
 		t.Errorf("/proc/sys not read-only: %+v", op)
 	}
@@ -120,10 +116,10 @@ func TestPlanContents(t *testing.T) {
 	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional || op.Attr != 0 {
 		t.Errorf("kcore mask: %+v", op)
 	}
-	// A directory mask is the empty /dev/shm of the root, bound read-only
-	// before the shm tmpfs covers it.
+	// A directory mask is the empty /dev/shm of the root, bound before
+	// the shm tmpfs covers it, with the root's flags (checked above).
 	op := find(Bind, "/r/proc/acpi")
-	if op.Src != "/r/dev/shm" || !op.Optional || op.Attr&ro == 0 {
+	if op.Src != "/r/dev/shm" || !op.Optional || op.Attr != 0 {
 		t.Errorf("acpi mask: %+v", op)
 	}
 	mask := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == "/r/proc/acpi" })
