@@ -39,8 +39,19 @@ func writeFile(dir, name, val string) error {
 
 // readFile returns the contents of the cgroup file dir/name.
 func readFile(dir, name string) (string, error) {
+	return readFileAt(unix.AT_FDCWD, dir, name)
+}
+
+// readFileAt returns the contents of the file name of the directory dir,
+// opened at dirfd (or unix.AT_FDCWD): its path is walked once for all
+// the files read through it.
+func readFileAt(dirfd int, dir, name string) (string, error) {
 	p := filepath.Join(dir, name)
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	at := p
+	if dirfd != unix.AT_FDCWD {
+		at = name
+	}
+	fd, err := unix.Openat(dirfd, at, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", fmt.Errorf("cgroup: read %s: %s: %w", name, p, err)
 	}
@@ -62,9 +73,58 @@ func readFile(dir, name string) (string, error) {
 	}
 }
 
+// A dirFD is a group directory opened for reading several of its files.
+// Opening it is also the check that the group exists.
+type dirFD struct {
+	fd   int
+	path string
+}
+
+func openDir(path string) (dirFD, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return dirFD{}, fmt.Errorf("cgroup: open %s: %w", path, err)
+	}
+	return dirFD{fd, path}, nil
+}
+
+func (d dirFD) close() { unix.Close(d.fd) }
+
+// readInt reads d's file name holding one integer; nil, nil when it does
+// not exist.
+func (d dirFD) readInt(name string) (*int64, error) {
+	s, err := readFileAt(d.fd, d.path, name)
+	return parseInt(s, err, d.path, name)
+}
+
+// readFlat reads d's flat keyed file name; nil, nil when it does not
+// exist.
+func (d dirFD) readFlat(name string) (map[string]int64, error) {
+	s, err := readFileAt(d.fd, d.path, name)
+	return parseFlat(s, err, d.path, name)
+}
+
+// leaf reports whether d has no child group: a directory's link count is
+// 2 plus its subdirectories on cgroupfs (kernfs).
+func (d dirFD) leaf() bool {
+	var st unix.Stat_t
+	return unix.Fstat(d.fd, &st) == nil && st.Nlink == 2
+}
+
 // readInt reads a file holding one integer; nil, nil when it does not exist.
 func readInt(dir, name string) (*int64, error) {
 	s, err := readFile(dir, name)
+	return parseInt(s, err, dir, name)
+}
+
+// readFlat reads a flat keyed file; nil, nil when it does not exist.
+func readFlat(dir, name string) (map[string]int64, error) {
+	s, err := readFile(dir, name)
+	return parseFlat(s, err, dir, name)
+}
+
+// parseInt parses what a read of dir/name returned: s, or err.
+func parseInt(s string, err error, dir, name string) (*int64, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -78,9 +138,8 @@ func readInt(dir, name string) (*int64, error) {
 	return &i, nil
 }
 
-// readFlat reads a flat keyed file; nil, nil when it does not exist.
-func readFlat(dir, name string) (map[string]int64, error) {
-	s, err := readFile(dir, name)
+// parseFlat parses what a read of the flat keyed file dir/name returned.
+func parseFlat(s string, err error, dir, name string) (map[string]int64, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

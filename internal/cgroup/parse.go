@@ -83,3 +83,32 @@ func ParseProcCgroup(r io.Reader) (v1 map[string]string, v2 string, err error) {
 	}
 	return v1, v2, nil
 }
+
+// ParseUsageAll parses a v1 cpuacct.usage_all file, a header "cpu user
+// system" and a line "cpu user system" of nanoseconds for each CPU, and
+// returns the user and system time summed over the CPUs. A missing or
+// different header or a malformed line is an error.
+func ParseUsageAll(r io.Reader) (user, system int64, err error) {
+	sc := bufio.NewScanner(r)
+	if !sc.Scan() || strings.Join(strings.Fields(sc.Text()), " ") != "cpu user system" {
+		return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all: header %q, want \"cpu user system\"", sc.Text())
+	}
+	for n := 2; sc.Scan(); n++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) != 3 {
+			return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: want 3 fields", n, sc.Text())
+		}
+		var v [2]int64
+		for i := range v {
+			if v[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+				return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: %w", n, sc.Text(), err)
+			}
+		}
+		user += v[0]
+		system += v[1]
+	}
+	return user, system, sc.Err()
+}

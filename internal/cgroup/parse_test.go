@@ -129,3 +129,15 @@ func TestParseProcCgroupBad(t *testing.T) {
 		}
 	}
 }
+
+func TestParseUsageAll(t *testing.T) {
+	user, system, err := ParseUsageAll(open(t, "v1/cpuacct.usage_all"))
+	if err != nil || user != 1730112000+120000 || system != 753808000+880000 {
+		t.Errorf("got %d, %d, %v; want the sums of the user and system columns", user, system, err)
+	}
+	for _, bad := range []string{"", "cpu user\n0 1\n", "cpu user system\n0 1\n", "cpu user system\n0 x 2\n"} {
+		if _, _, err := ParseUsageAll(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

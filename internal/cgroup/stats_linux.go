@@ -1,29 +1,41 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
+	"path/filepath"
+	"strings"
 )
 
 // Stats reads the group's statistics (see [Stats] for the files). It is an
 // error if the group does not exist; a value the kernel does not provide
 // is nil.
 func (g *Group) Stats() (Stats, error) {
-	for _, d := range g.uniq() {
-		if _, err := os.Stat(d); err != nil {
+	// Each directory is opened once, which also checks that it exists,
+	// and its files are opened relative to it.
+	dirs := make(map[string]dirFD, len(g.dirs))
+	defer func() {
+		for _, d := range dirs {
+			d.close()
+		}
+	}()
+	for _, p := range g.uniq() {
+		d, err := openDir(p)
+		if err != nil {
 			return Stats{}, fmt.Errorf("cgroup: stats: %w", err)
 		}
+		dirs[p] = d
 	}
 	if g.h.ver == V2 {
-		return g.statsV2()
+		return statsV2(dirs[g.dirs[0]])
 	}
-	return g.statsV1()
+	return statsV1(dirs[g.dir("cpuacct")], dirs[g.dir("cpu")], dirs[g.dir("memory")], dirs[g.dir("pids")])
 }
 
-func (g *Group) statsV2() (Stats, error) {
+func statsV2(d dirFD) (Stats, error) {
 	var s Stats
-	d := g.dirs[0]
-	cpu, err := readFlat(d, "cpu.stat")
+	cpu, err := d.readFlat("cpu.stat")
 	if err != nil {
 		return s, err
 	}
@@ -32,18 +44,18 @@ func (g *Group) statsV2() (Stats, error) {
 	s.CPUSystemUsec = lookup(cpu, "system_usec")
 	s.CPUNrThrottled = lookup(cpu, "nr_throttled")
 	s.CPUThrottledUsec = lookup(cpu, "throttled_usec")
-	if s.MemoryPeakBytes, err = readInt(d, "memory.peak"); err != nil {
+	if s.MemoryPeakBytes, err = d.readInt("memory.peak"); err != nil {
 		return s, err
 	}
-	if s.PidsPeak, err = readInt(d, "pids.peak"); err != nil {
+	if s.PidsPeak, err = d.readInt("pids.peak"); err != nil {
 		return s, err
 	}
-	ev, err := readFlat(d, "memory.events")
+	ev, err := d.readFlat("memory.events")
 	if err != nil {
 		return s, err
 	}
 	s.OOMKills = lookup(ev, "oom_kill")
-	local, err := readFlat(d, "memory.events.local")
+	local, err := d.readFlat("memory.events.local")
 	if err != nil {
 		return s, err
 	}
@@ -51,7 +63,7 @@ func (g *Group) statsV2() (Stats, error) {
 		local = ev // Linux < 5.7: memory.events is the best there is
 	}
 	s.OwnLimitOOM = local["oom"] > 0
-	pe, err := readFlat(d, "pids.events")
+	pe, err := d.readFlat("pids.events")
 	if err != nil {
 		return s, err
 	}
@@ -59,67 +71,92 @@ func (g *Group) statsV2() (Stats, error) {
 	return s, nil
 }
 
-func (g *Group) statsV1() (Stats, error) {
+func statsV1(acct, cpu, mem, pids dirFD) (Stats, error) {
 	var s Stats
 	var err error
-	acct := g.dir("cpuacct")
-	for _, f := range []struct {
-		name string
-		dst  **int64
-	}{
-		{"cpuacct.usage", &s.CPUUsageUsec},
-		{"cpuacct.usage_user", &s.CPUUserUsec},
-		{"cpuacct.usage_sys", &s.CPUSystemUsec},
-	} {
-		ns, err := readInt(acct, f.name)
-		if err != nil {
-			return s, err
-		}
-		*f.dst = usec(ns)
+	if s.CPUUsageUsec, s.CPUUserUsec, s.CPUSystemUsec, err = cpuacctUsage(acct); err != nil {
+		return s, err
 	}
-	cpu, err := readFlat(g.dir("cpu"), "cpu.stat")
+	cs, err := cpu.readFlat("cpu.stat")
 	if err != nil {
 		return s, err
 	}
-	s.CPUNrThrottled = lookup(cpu, "nr_throttled")
-	s.CPUThrottledUsec = usec(lookup(cpu, "throttled_time"))
+	s.CPUNrThrottled = lookup(cs, "nr_throttled")
+	s.CPUThrottledUsec = usec(lookup(cs, "throttled_time"))
 
-	mem := g.dir("memory")
-	if s.MemoryPeakBytes, err = readInt(mem, "memory.max_usage_in_bytes"); err != nil {
+	if s.MemoryPeakBytes, err = mem.readInt("memory.max_usage_in_bytes"); err != nil {
 		return s, err
 	}
-	// v1 counts oom_kill only in the victim's own group: sum the subtree.
-	dirs, err := subtree(mem)
-	if err != nil {
-		return s, err
-	}
-	for _, sd := range dirs {
-		oc, err := readFlat(sd, "memory.oom_control")
+	// v1 counts oom_kill only in the victim's own group: sum the subtree
+	// (a leaf, the task's group, is its own subtree).
+	var oc []map[string]int64
+	if mem.leaf() {
+		m, err := mem.readFlat("memory.oom_control")
 		if err != nil {
 			return s, err
 		}
-		if k := lookup(oc, "oom_kill"); k != nil {
+		oc = append(oc, m)
+	} else {
+		sub, err := subtree(mem.path)
+		if err != nil {
+			return s, err
+		}
+		for _, sd := range sub {
+			m, err := readFlat(sd, "memory.oom_control")
+			if err != nil {
+				return s, err
+			}
+			oc = append(oc, m)
+		}
+	}
+	for _, m := range oc {
+		if k := lookup(m, "oom_kill"); k != nil {
 			if s.OOMKills == nil {
 				s.OOMKills = new(int64)
 			}
 			*s.OOMKills += *k
 		}
 	}
-	s.OwnLimitOOM, err = ownLimitV1(mem, s.OOMKills)
+	s.OwnLimitOOM, err = ownLimitV1(mem.path, s.OOMKills)
 	if err != nil {
 		return s, err
 	}
 
-	pids := g.dir("pids")
-	if s.PidsPeak, err = readInt(pids, "pids.peak"); err != nil {
+	if s.PidsPeak, err = pids.readInt("pids.peak"); err != nil {
 		return s, err
 	}
-	pe, err := readFlat(pids, "pids.events")
+	pe, err := pids.readFlat("pids.events")
 	if err != nil {
 		return s, err
 	}
 	s.PidsLimitHits = lookup(pe, "max")
 	return s, nil
+}
+
+// cpuacctUsage returns the total, user and system CPU time of a v1
+// cpuacct group in microseconds. cpuacct.usage_all gives the per-CPU user
+// and system times in one read (their sum is cpuacct.usage); without it
+// (Linux < 4.11), the three files.
+func cpuacctUsage(d dirFD) (total, user, sys *int64, err error) {
+	all, err := readFileAt(d.fd, d.path, "cpuacct.usage_all")
+	if errors.Is(err, fs.ErrNotExist) {
+		var ns [3]*int64
+		for i, f := range []string{"cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys"} {
+			if ns[i], err = d.readInt(f); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		return usec(ns[0]), usec(ns[1]), usec(ns[2]), nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	u, sy, err := ParseUsageAll(strings.NewReader(all))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("cgroup: %s: %w", filepath.Join(d.path, "cpuacct.usage_all"), err)
+	}
+	t := u + sy
+	return usec(&t), usec(&u), usec(&sy), nil
 }
 
 // ownLimitV1 tells whether the OOM kills (oomKills, of the subtree) of the
