@@ -623,10 +623,19 @@ func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
+	s = validUTF8(s)
 	return &s
+}
+
+// validUTF8 returns s with each invalid byte replaced by U+FFFD. Most
+// text is valid: utf8.ValidString checks it eight ASCII bytes at a time,
+// where strings.ToValidUTF8 decodes every rune before it returns s
+// unchanged.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // touch records t as the last use of the file, as its access time on

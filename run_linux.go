@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -516,21 +515,11 @@ func (t *Task) environ() []string {
 	return env
 }
 
-// validUTF8 returns b as a string, each invalid byte replaced by U+FFFD.
-// Most output is valid: utf8.Valid checks it eight ASCII bytes at a time,
-// where strings.ToValidUTF8 decodes every rune.
-func validUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
-}
-
 // result interprets a finished task, applying API.md's outcome precedence.
 func result(rr *runner.Result, st cgroup.Stats) Result {
 	r := Result{
-		Stdout:          validUTF8(rr.Stdout),
-		Stderr:          validUTF8(rr.Stderr),
+		Stdout:          validUTF8(string(rr.Stdout)),
+		Stderr:          validUTF8(string(rr.Stderr)),
 		StdoutTruncated: rr.StdoutTruncated,
 		StderrTruncated: rr.StderrTruncated,
 		Stats: Stats{

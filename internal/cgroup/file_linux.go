@@ -104,12 +104,17 @@ func (d dirFD) readFlat(name string) (map[string]int64, error) {
 	return parseFlat(s, err, d.path, name)
 }
 
-// leaf reports whether d has no child group: a directory's link count is
-// 2 plus its subdirectories on cgroupfs (kernfs).
+// leaf reports whether d has no child group.
 func (d dirFD) leaf() bool {
 	var st unix.Stat_t
-	return unix.Fstat(d.fd, &st) == nil && st.Nlink == 2
+	return unix.Fstat(d.fd, &st) == nil && leaf(&st)
 }
+
+// leaf reports whether the cgroup directory st describes has no child
+// group: on cgroupfs (kernfs) a directory's link count is 2 plus its
+// subdirectories, so a leaf, the common case, needs no listing of its
+// files.
+func leaf(st *unix.Stat_t) bool { return st.Nlink == 2 }
 
 // readInt reads a file holding one integer; nil, nil when it does not exist.
 func readInt(dir, name string) (*int64, error) {
@@ -173,10 +178,8 @@ func readProcs(dir string) ([]int, error) {
 // subtree returns dir and its descendant cgroup directories, deepest first
 // (children before their parent). A missing dir yields nothing.
 func subtree(dir string) ([]string, error) {
-	// A directory's link count is 2 plus its subdirectories on cgroupfs
-	// (kernfs): a leaf, the common case, needs no listing of its files.
 	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err == nil && st.Nlink == 2 {
+	if err := unix.Stat(dir, &st); err == nil && leaf(&st) {
 		return []string{dir}, nil
 	}
 	ents, err := os.ReadDir(dir)
