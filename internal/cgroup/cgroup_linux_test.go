@@ -442,6 +442,17 @@ func TestStats(t *testing.T) {
 			t.Errorf("%s = %s; %s exists: %v", f.name, val(f.got), f.file, want)
 		}
 	}
+	// The exec alone takes hundreds of microseconds, less than a tick:
+	// the total must be exact, not sampled.
+	if u := s.CPUUsageUsec; u != nil && *u <= 0 {
+		t.Errorf("CPUUsageUsec = %d after running a process", *u)
+	}
+	// v2 divides each of the three by 1000 on its own: allow 1us.
+	if u, us, sy := s.CPUUsageUsec, s.CPUUserUsec, s.CPUSystemUsec; u != nil && us != nil && sy != nil {
+		if d := *u - (*us + *sy); d < 0 || d > 1 {
+			t.Errorf("CPUUserUsec %d + CPUSystemUsec %d != CPUUsageUsec %d", *us, *sy, *u)
+		}
+	}
 	if s.MemoryPeakBytes != nil && *s.MemoryPeakBytes <= 0 {
 		t.Errorf("MemoryPeakBytes = %d after running a process", *s.MemoryPeakBytes)
 	}
@@ -456,6 +467,22 @@ func TestStats(t *testing.T) {
 	}
 	if _, err := g.Stats(); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Stats of a removed group: %v, want ErrNotExist", err)
+	}
+}
+
+func TestSplitCPU(t *testing.T) {
+	for _, c := range []struct{ total, user, sys, wantUser, wantSys int64 }{
+		{1628, 0, 0, 1628, 0}, // shorter than a tick: all user, as on v2
+		{1000, 4, 0, 1000, 0},
+		{1000, 0, 4, 0, 1000},
+		{1000, 3, 1, 750, 250},
+		{1000, 1, 2, 334, 666},                        // the system share rounds down
+		{1 << 62, 1 << 40, 1 << 40, 1 << 61, 1 << 61}, // no overflow
+	} {
+		u, s := splitCPU(c.total, c.user, c.sys)
+		if u != c.wantUser || s != c.wantSys {
+			t.Errorf("splitCPU(%d, %d, %d) = %d, %d; want %d, %d", c.total, c.user, c.sys, u, s, c.wantUser, c.wantSys)
+		}
 	}
 }
 

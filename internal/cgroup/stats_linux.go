@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"path/filepath"
 	"strings"
 )
@@ -134,29 +135,57 @@ func statsV1(acct, cpu, mem, pids dirFD) (Stats, error) {
 }
 
 // cpuacctUsage returns the total, user and system CPU time of a v1
-// cpuacct group in microseconds. cpuacct.usage_all gives the per-CPU user
-// and system times in one read (their sum is cpuacct.usage); without it
-// (Linux < 4.11), the three files.
+// cpuacct group in microseconds. The total, cpuacct.usage, is exact: the
+// scheduler adds each run's time. The split is not: cpuacct.usage_all
+// (cpuacct.usage_user and cpuacct.usage_sys before Linux 4.11) comes from
+// timer ticks, so a task shorter than a tick reads 0 and 0. The sampled
+// split is scaled to the total, as v2's cpu.stat does (see [splitCPU]).
 func cpuacctUsage(d dirFD) (total, user, sys *int64, err error) {
+	total, err = d.readInt("cpuacct.usage")
+	if err != nil || total == nil {
+		return nil, nil, nil, err
+	}
+	var u, sy int64
 	all, err := readFileAt(d.fd, d.path, "cpuacct.usage_all")
-	if errors.Is(err, fs.ErrNotExist) {
-		var ns [3]*int64
-		for i, f := range []string{"cpuacct.usage", "cpuacct.usage_user", "cpuacct.usage_sys"} {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		var ns [2]*int64
+		for i, f := range []string{"cpuacct.usage_user", "cpuacct.usage_sys"} {
 			if ns[i], err = d.readInt(f); err != nil {
 				return nil, nil, nil, err
 			}
 		}
-		return usec(ns[0]), usec(ns[1]), usec(ns[2]), nil
-	}
-	if err != nil {
+		if ns[0] == nil || ns[1] == nil {
+			return usec(total), nil, nil, nil
+		}
+		u, sy = *ns[0], *ns[1]
+	case err != nil:
 		return nil, nil, nil, err
+	default:
+		if u, sy, err = ParseUsageAll(strings.NewReader(all)); err != nil {
+			return nil, nil, nil, fmt.Errorf("cgroup: %s: %w", filepath.Join(d.path, "cpuacct.usage_all"), err)
+		}
 	}
-	u, sy, err := ParseUsageAll(strings.NewReader(all))
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("cgroup: %s: %w", filepath.Join(d.path, "cpuacct.usage_all"), err)
+	total = usec(total)
+	u, sy = splitCPU(*total, u, sy)
+	return total, &u, &sy, nil
+}
+
+// splitCPU divides the exact CPU time total between user and system in the
+// proportion of the tick-sampled times user and sys, the kernel's rule for
+// v2 (cputime_adjust): with no system samples, all of it is user time;
+// with no user samples, all of it is system time.
+func splitCPU(total, user, sys int64) (int64, int64) {
+	switch {
+	case sys <= 0:
+		return total, 0
+	case user <= 0:
+		return 0, total
 	}
-	t := u + sy
-	return usec(&t), usec(&u), usec(&sy), nil
+	// total*sys/(user+sys) <= total, so the 128-bit quotient fits.
+	hi, lo := bits.Mul64(uint64(total), uint64(sys))
+	s, _ := bits.Div64(hi, lo, uint64(user+sys))
+	return total - int64(s), int64(s)
 }
 
 // ownLimitV1 tells whether the OOM kills (oomKills, of the subtree) of the

@@ -21,8 +21,11 @@ type Limits struct {
 // Stats of one group. A nil pointer means the kernel does not provide the
 // value (never a made-up 0). The zero value reports nothing.
 type Stats struct {
-	// CPU time in microseconds: v1 cpuacct.usage, cpuacct.usage_user and
-	// cpuacct.usage_sys; v2 cpu.stat usage_usec, user_usec, system_usec.
+	// CPU time in microseconds: v2 cpu.stat usage_usec, user_usec,
+	// system_usec; v1 cpuacct.usage, split between user and system in the
+	// proportion of cpuacct.usage_all's tick samples, as v2 does. On
+	// either, user plus system is the total, and a task shorter than a
+	// tick counts as all user time.
 	CPUUsageUsec, CPUUserUsec, CPUSystemUsec *int64
 	// CFS bandwidth throttling: v1 cpu.stat nr_throttled and throttled_time;
 	// v2 cpu.stat nr_throttled and throttled_usec.
