@@ -240,8 +240,8 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 	if err := os.Chmod(rq.dir, 0o710); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"root", "svc", "tmp"} {
-		if err := os.Mkdir(filepath.Join(rq.dir, d), 0o755); err != nil {
+	for _, d := range []string{rq.ws, rq.tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
@@ -256,8 +256,7 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 		}
 	}
 	rq.plan = mount.Build(mount.Params{
-		RootFS: cfg.RootFS, Skeleton: h.skeleton, NewRoot: filepath.Join(rq.dir, "root"),
-		Workspace: rq.ws, Tmp: rq.tmp, ShmSize: 16 * MiB,
+		RootFS: cfg.RootFS, Skeleton: h.skeleton, Workspace: rq.ws, Tmp: rq.tmp, ShmSize: 16 * MiB,
 	}, h.sys)
 	return rq, nil
 }

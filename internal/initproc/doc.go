@@ -25,7 +25,8 @@
 //
 //  1. reads the cell frame from fd 3;
 //  2. enters a new cgroup namespace and applies the mount plan
-//     (internal/mount), ending with pivot_root and a read-only root;
+//     (internal/mount): once the root is bound it works in it by relative
+//     paths, and ends with pivot_root and a read-only root;
 //  3. sets the host name, makes itself non-dumpable and clones the task
 //     process (CLONE_VM|CLONE_VFORK with a stack of its own: it shares the
 //     init's memory until its execve, and the init waits meanwhile);
@@ -52,8 +53,8 @@
 // length and that many bytes of NUL-terminated fields.
 //
 //	tag  fields                                          in
-//	'm'  mount op: kind, src, dst, fstype, data, flags,  cell
-//	     attr, mode, optional
+//	'm'  mount op: kind (mount, bind, chdir, pivot),     cell
+//	     src, dst, fstype, data, flags, attr, optional
 //	'h'  the host name                                   cell
 //	'i'  uid, gid of the task inside the user namespace  cell
 //	'r'  rlimit: resource, soft, hard                    cell

@@ -154,6 +154,9 @@ static void apply_mount(const struct rec *r)
 		rc = mount(src, dst, NULL, MS_BIND | MS_REC, NULL);
 		if (rc == 0 && attr)
 			rc = mount_setattr_(dst, AT_RECURSIVE, attr, 0);
+	} else if (!strcmp(op, SVC_MNT_CHDIR)) {
+		// Relative paths of later operations start here.
+		rc = chdir(dst);
 	} else if (!strcmp(op, SVC_MNT_PIVOT)) {
 		// pivot_root(".", ".") stacks the old root under the new one;
 		// detaching it leaves no path back to the host.

@@ -56,6 +56,7 @@ struct svc_spawn_reply {
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"
 #define SVC_MNT_BIND "bind"
+#define SVC_MNT_CHDIR "chdir"
 #define SVC_MNT_PIVOT "pivot"
 
 // Status record tags, one line each: "<tag> <text>\n".

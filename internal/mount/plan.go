@@ -20,6 +20,7 @@ type Kind string
 const (
 	Mount Kind = "mount" // mount(Src, Dst, FSType, Flags, Data), then Attr
 	Bind  Kind = "bind"  // recursive bind Src on Dst, then Attr on the whole tree
+	Chdir Kind = "chdir" // chdir(Dst): later relative paths start there
 	Pivot Kind = "pivot" // make Dst the root and detach the old one
 )
 
@@ -75,7 +76,6 @@ var maskedProc = []struct {
 type Params struct {
 	RootFS    string // host directory whose SystemDirs are bound read-only
 	Skeleton  string // host directory made by MakeSkeleton from RootFS's entries
-	NewRoot   string // an empty host directory to build the root on
 	Workspace string // host directory bound at /svc (read-write)
 	Tmp       string // host directory bound at /tmp (read-write)
 	ShmSize   int64  // bytes of /dev/shm
@@ -176,50 +176,55 @@ var devLinks = [][2]string{
 }
 
 // Build returns the plan of a sandbox's mount namespace: a private
-// propagation, the skeleton (see [MakeSkeleton]) bound as the root with
-// the system directories read-only in it, /svc and /tmp read-write, a
-// procfs of the task's PID namespace with host interfaces masked, a
-// minimal /dev, no /sys, then pivot_root. The skeleton's directories are
-// the mount points: the plan makes no file, and the root is read-only from
-// its first bind (a mount point needs no write access).
+// propagation, the skeleton (see [MakeSkeleton]) bound on itself as the
+// root with the system directories read-only in it, /svc and /tmp
+// read-write, a procfs of the task's PID namespace with host interfaces
+// masked, a minimal /dev, no /sys, then pivot_root. The skeleton's
+// directories are the mount points: the plan makes no file, and the root
+// is read-only from its first bind (a mount point needs no write access).
+//
+// Once the root is bound, the plan works in it: a chdir, and every later
+// path inside the root is relative, so the kernel walks two components
+// instead of the state directory's eight or so for each of some forty
+// operations.
 func Build(p Params, sys []SystemEntry) Plan {
-	r := func(rel string) string { return filepath.Join(p.NewRoot, rel) }
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
 		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
 		// The root: shared by every sandbox and read-only in each, so
-		// none can change it for another.
-		{Kind: Bind, Src: p.Skeleton, Dst: p.NewRoot, Attr: ro | nosuid | nodev | noexec},
+		// none can change it for another. Bound on itself, so no
+		// sandbox needs a directory of its own to build on.
+		{Kind: Bind, Src: p.Skeleton, Dst: p.Skeleton, Attr: ro | nosuid | nodev | noexec},
+		// After the bind, so the working directory is the bound root.
+		{Kind: Chdir, Dst: p.Skeleton},
 	}
 	for _, e := range sys {
 		if e.Target == "" {
-			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: r(e.Name), Attr: ro | nosuid | nodev})
+			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: e.Name, Attr: ro | nosuid | nodev})
 		}
 	}
 	plan = append(plan,
-		Op{Kind: Bind, Src: p.Workspace, Dst: r("svc"), Attr: nosuid | nodev},
-		Op{Kind: Bind, Src: p.Tmp, Dst: r("tmp"), Attr: nosuid | nodev},
+		Op{Kind: Bind, Src: p.Workspace, Dst: "svc", Attr: nosuid | nodev},
+		Op{Kind: Bind, Src: p.Tmp, Dst: "tmp", Attr: nosuid | nodev},
 	)
 
 	// /dev: a directory of the root with the harmless devices bound from
 	// the host. A device bind is read-only: a device node is written
 	// through on a read-only mount, and the /proc masks bound from
 	// /dev/null take its flags.
-	dev := r("dev")
 	for _, d := range Devices {
-		plan = append(plan, Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join(dev, d), Attr: ro | nosuid | noexec})
+		plan = append(plan, Op{Kind: Bind, Src: filepath.Join("/dev", d), Dst: filepath.Join("dev", d), Attr: ro | nosuid | noexec})
 	}
-	shm := filepath.Join(dev, "shm")
+	const shm = "dev/shm"
 
 	// /proc of the task's own PID namespace.
-	proc := r("proc")
 	plan = append(plan,
-		Op{Kind: Mount, Src: "proc", Dst: proc, FSType: "proc",
+		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
-		Op{Kind: Bind, Src: filepath.Join(proc, "sys"), Dst: filepath.Join(proc, "sys"), Attr: ro | nosuid | nodev | noexec},
+		Op{Kind: Bind, Src: "proc/sys", Dst: "proc/sys", Attr: ro | nosuid | nodev | noexec},
 	)
 	for _, m := range maskedProc {
-		dst := filepath.Join(proc, m.path)
+		dst := filepath.Join("proc", m.path)
 		if m.dir {
 			// The empty /dev/shm directory of the root, before its tmpfs
 			// covers it: no superblock of its own, and the root's flags
@@ -228,7 +233,7 @@ func Build(p Params, sys []SystemEntry) Plan {
 		} else {
 			// Read-only, nosuid and noexec like the /dev/null it binds:
 			// no mount_setattr each.
-			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(dev, "null"), Dst: dst, Optional: true})
+			plan = append(plan, Op{Kind: Bind, Src: "dev/null", Dst: dst, Optional: true})
 		}
 	}
 
@@ -236,5 +241,5 @@ func Build(p Params, sys []SystemEntry) Plan {
 		Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
 		Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)})
 
-	return append(plan, Op{Kind: Pivot, Dst: p.NewRoot})
+	return append(plan, Op{Kind: Pivot, Dst: "."})
 }

@@ -11,38 +11,48 @@ import (
 var testSys = []SystemEntry{{Name: "bin", Target: "usr/bin"}, {Name: "etc"}, {Name: "usr"}}
 
 func testPlan() Plan {
-	return Build(Params{RootFS: "/host", Skeleton: "/skel", NewRoot: "/r", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20}, testSys)
+	return Build(Params{RootFS: "/host", Skeleton: "/skel", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20}, testSys)
 }
 
 // TestPlanOrder checks the invariants init.c relies on: private
-// propagation first, the skeleton bound as the root next, every mount
-// point in the skeleton (MakeSkeleton and Build agree), a bind source
-// inside the root bound before it is used, pivot_root last.
+// propagation first, the skeleton bound on itself as the root next, then a
+// chdir into it, every later path in the root relative and a mount point
+// in the skeleton (MakeSkeleton and Build agree), a bind source inside
+// the root bound before it is used, pivot_root last.
 func TestPlanOrder(t *testing.T) {
 	p := testPlan()
 	if p[0].Kind != Mount || p[0].Dst != "/" || p[0].Flags == 0 {
 		t.Errorf("first op %+v, want the private propagation of /", p[0])
 	}
-	if p[1].Kind != Bind || p[1].Src != "/skel" || p[1].Dst != "/r" || p[1].Attr != ro|nosuid|nodev|noexec {
-		t.Errorf("second op %+v, want the skeleton bound on the new root, read-only, nosuid, nodev, noexec", p[1])
+	if p[1].Kind != Bind || p[1].Src != "/skel" || p[1].Dst != "/skel" || p[1].Attr != ro|nosuid|nodev|noexec {
+		t.Errorf("second op %+v, want the skeleton bound on itself, read-only, nosuid, nodev, noexec", p[1])
+	}
+	if p[2].Kind != Chdir || p[2].Dst != "/skel" {
+		t.Errorf("third op %+v, want a chdir into the bound root", p[2])
 	}
 	n := len(p)
-	if p[n-1].Kind != Pivot || p[n-1].Dst != "/r" {
-		t.Errorf("last op %+v, want pivot_root", p[n-1])
+	if p[n-1].Kind != Pivot || p[n-1].Dst != "." {
+		t.Errorf("last op %+v, want pivot_root of the working directory", p[n-1])
 	}
 	skel := filepath.Join(t.TempDir(), "skel")
 	if err := MakeSkeleton(skel, testSys); err != nil {
 		t.Fatal(err)
 	}
 	bound := map[string]bool{}
-	for i, op := range p[2 : n-1] {
-		if !strings.HasPrefix(op.Dst, "/r/proc/") { // procfs entries exist once proc is mounted
-			if _, err := os.Lstat(filepath.Join(skel, strings.TrimPrefix(op.Dst, "/r"))); err != nil {
-				t.Errorf("op %d %+v: mount point not in the skeleton: %v", i+2, op, err)
+	for i, op := range p[3 : n-1] {
+		if filepath.IsAbs(op.Dst) || filepath.Clean(op.Dst) != op.Dst || strings.HasPrefix(op.Dst, "..") {
+			t.Errorf("op %d %+v: destination not a clean path relative to the root", i+3, op)
+			continue
+		}
+		if !strings.HasPrefix(op.Dst, "proc/") { // procfs entries exist once proc is mounted
+			if _, err := os.Lstat(filepath.Join(skel, op.Dst)); err != nil {
+				t.Errorf("op %d %+v: mount point not in the skeleton: %v", i+3, op, err)
 			}
 		}
-		if op.Kind == Bind && strings.HasPrefix(op.Src, "/r/dev/") && op.Src != "/r/dev/shm" && !bound[op.Src] {
-			t.Errorf("op %d %+v: source not bound before", i+2, op)
+		// A relative source is inside the root: bound before, or the
+		// skeleton's own empty /dev/shm; an absolute one is on the host.
+		if op.Kind == Bind && !filepath.IsAbs(op.Src) && op.Src != "dev/shm" && op.Src != op.Dst && !bound[op.Src] {
+			t.Errorf("op %d %+v: source not bound before", i+3, op)
 		}
 		bound[op.Dst] = true
 	}
@@ -89,46 +99,46 @@ func TestPlanContents(t *testing.T) {
 		return &p[i]
 	}
 	for _, d := range []string{"etc", "usr"} {
-		op := find(Bind, filepath.Join("/r", d))
+		op := find(Bind, d)
 		if op.Src != filepath.Join("/host", d) || op.Attr != ro|nosuid|nodev {
 			t.Errorf("system dir %s: %+v", d, op)
 		}
 	}
-	if op := find(Bind, "/r/svc"); op.Src != "/ws" || op.Attr&ro != 0 || op.Attr&nosuid == 0 {
+	if op := find(Bind, "svc"); op.Src != "/ws" || op.Attr&ro != 0 || op.Attr&nosuid == 0 {
 		t.Errorf("workspace: %+v", op)
 	}
-	if op := find(Bind, "/r/tmp"); op.Src != "/tmp-r" || op.Attr&ro != 0 {
+	if op := find(Bind, "tmp"); op.Src != "/tmp-r" || op.Attr&ro != 0 {
 		t.Errorf("tmp: %+v", op)
 	}
 	for _, d := range Devices {
-		if op := find(Bind, "/r/dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 || op.Attr&(ro|nosuid|noexec) != ro|nosuid|noexec {
+		if op := find(Bind, "dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 || op.Attr&(ro|nosuid|noexec) != ro|nosuid|noexec {
 			t.Errorf("device %s: %+v, want read-only, nosuid, noexec and not nodev (a nodev device cannot be opened)", d, op)
 		}
 	}
 	// /dev is a directory of the root, read-only with it.
-	if slices.ContainsFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "/r/dev" }) {
+	if slices.ContainsFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "dev" }) {
 		t.Errorf("/dev has a mount of its own")
 	}
-	if op := find(Bind, "/r/proc/sys"); op.Attr&ro == 0 {
+	if op := find(Bind, "proc/sys"); op.Attr&ro == 0 {
 		t.Errorf("/proc/sys not read-only: %+v", op)
 	}
 	// A mask takes the flags of the /dev/null it binds (checked above).
-	if op := find(Bind, "/r/proc/kcore"); op.Src != "/r/dev/null" || !op.Optional || op.Attr != 0 {
+	if op := find(Bind, "proc/kcore"); op.Src != "dev/null" || !op.Optional || op.Attr != 0 {
 		t.Errorf("kcore mask: %+v", op)
 	}
 	// A directory mask is the empty /dev/shm of the root, bound before
 	// the shm tmpfs covers it, with the root's flags (checked above).
-	op := find(Bind, "/r/proc/acpi")
-	if op.Src != "/r/dev/shm" || !op.Optional || op.Attr != 0 {
+	op := find(Bind, "proc/acpi")
+	if op.Src != "dev/shm" || !op.Optional || op.Attr != 0 {
 		t.Errorf("acpi mask: %+v", op)
 	}
-	mask := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == "/r/proc/acpi" })
-	shm := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "/r/dev/shm" })
+	mask := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == "proc/acpi" })
+	shm := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Mount && o.Dst == "dev/shm" })
 	if shm < 0 || p[shm].FSType != "tmpfs" || shm < mask {
 		t.Errorf("the shm tmpfs (op %d) must be mounted after the masks bind its directory (op %d)", shm, mask)
 	}
 	for _, op := range p {
-		if strings.HasPrefix(op.Dst, "/r/sys") {
+		if op.Dst == "sys" || strings.HasPrefix(op.Dst, "sys/") {
 			t.Errorf("/sys must not exist in the sandbox: %+v", op)
 		}
 	}

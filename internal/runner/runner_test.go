@@ -53,7 +53,7 @@ func testTask(argv ...string) *Task {
 func testCell(t testing.TB) *CellConfig {
 	t.Helper()
 	dir := t.TempDir()
-	for _, d := range []string{"root", "svc", "tmp"} {
+	for _, d := range []string{"svc", "tmp"} {
 		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +72,7 @@ func testCell(t testing.TB) *CellConfig {
 		t.Fatal(err)
 	}
 	plan := mount.Build(mount.Params{
-		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), NewRoot: filepath.Join(dir, "root"),
-		Workspace: filepath.Join(dir, "svc"), Tmp: filepath.Join(dir, "tmp"), ShmSize: 1 << 20,
+		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), Workspace: filepath.Join(dir, "svc"), Tmp: filepath.Join(dir, "tmp"), ShmSize: 1 << 20,
 	}, sys)
 	return &CellConfig{
 		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
