@@ -164,15 +164,11 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		mine  **os.File
 		write bool // the init writes
 	}{{&cell.stdin, false}, {&cell.stdout, true}, {&cell.stderr, true}, {&cell.config, false}, {&cell.statR, true}} {
-		r, w, err := os.Pipe()
+		mine, their, err := pipe(!p.write)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox pipes: %w", err)
 		}
-		if p.write {
-			*p.mine, theirs = r, append(theirs, w)
-		} else {
-			*p.mine, theirs = w, append(theirs, r)
-		}
+		*p.mine, theirs = mine, append(theirs, their)
 	}
 	if cell.netns, err = freshNetns(); err != nil {
 		return nil, err
@@ -206,9 +202,13 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 	if cell.pid, cell.pidfd, err = z.spawn(req, files); err != nil {
 		return nil, fmt.Errorf("start sandbox init: %w", err)
 	}
-	if cell.mntns, err = os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cell.pid)); err != nil {
+	ns := fmt.Sprintf("/proc/%d/ns/mnt", cell.pid)
+	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return nil, fmt.Errorf("hold the sandbox's mount namespace: %w", err)
 	}
+	cell.mntns = os.NewFile(uintptr(fd), ns) // held only: no poller
+
 	// Our copies of the init's ends must go, or we never see EOF.
 	for _, f := range theirs {
 		f.Close()
@@ -230,6 +230,29 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 	}
 	cell.statR.SetReadDeadline(time.Time{})
 	return cell, nil
+}
+
+// pipe makes a pipe and returns this process's end of it, the write end
+// when mineWrites, and the other end, for the init. Only this process's
+// end is non-blocking and registered with the runtime's poller; the init's
+// end stays a plain blocking file that the poller never sees, since this
+// process only passes it on and closes it (os.Pipe would register both,
+// and Fd would make the init's end blocking again).
+func pipe(mineWrites bool) (mine, theirs *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	m, t := p[0], p[1]
+	if mineWrites {
+		m, t = t, m
+	}
+	if err := unix.SetNonblock(m, true); err != nil {
+		unix.Close(m)
+		unix.Close(t)
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(m), "|sandbox"), os.NewFile(uintptr(t), "|init"), nil
 }
 
 // Pid returns the host pid of the cell's init.
