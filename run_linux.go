@@ -303,8 +303,20 @@ func (rq *request) close() error {
 			errs = append(errs, fmt.Errorf("unmount %s: %w", d, err))
 		}
 	}
-	errs = append(errs, os.RemoveAll(rq.dir))
+	errs = append(errs, removeEmpty(rq.dir, rq.ws, rq.tmp))
 	return errors.Join(errs...)
+}
+
+// removeEmpty removes dir, which holds only the given empty directories,
+// with one rmdir each; if that fails (something was left in them), it
+// removes dir with everything in it.
+func removeEmpty(dir string, empty ...string) error {
+	for _, d := range append(empty, dir) {
+		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
+			return os.RemoveAll(dir)
+		}
+	}
+	return nil
 }
 
 // cellSpec is what every cell of the request is built from.
