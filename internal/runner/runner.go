@@ -471,11 +471,12 @@ func (k *killer) reason() int {
 // and drains the rest.
 func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []byte, truncated bool) {
 	// Read straight into out's spare room: no buffer to copy from. The
-	// room doubles (up to the limit), so a large output is copied about
-	// once in all as it grows, and allocated as few times: each large
+	// room starts small, since most tasks write little or nothing, and
+	// then doubles (up to the limit), so a large output is copied about
+	// once in all as it grows, and allocated as few times: each
 	// allocation brings the garbage collector closer. What comes past the
-	// limit is drained through a small scratch buffer.
-	const chunk = 64 * 1024
+	// limit is drained through a scratch buffer.
+	const first, chunk = 4 * 1024, 64 * 1024
 	var scratch []byte
 	for {
 		room := out[len(out):cap(out)]
@@ -485,8 +486,8 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 				scratch = make([]byte, chunk)
 			}
 			room = scratch
-		case len(room) < chunk:
-			grow := max(chunk, len(out))
+		case len(room) == 0:
+			grow := max(first, len(out))
 			if limit > 0 {
 				grow = int(min(int64(grow), limit-int64(len(out))))
 			}
@@ -515,8 +516,8 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 			if len(out) == 0 {
 				return nil, truncated
 			}
-			if cap(out)-len(out) >= chunk/2 && len(out) < chunk {
-				out = slices.Clip(bytes.Clone(out)) // small output: no idle room kept
+			if idle := cap(out) - len(out); idle > first && idle > len(out) {
+				out = slices.Clip(bytes.Clone(out)) // mostly idle room: not kept
 			}
 			return out, truncated
 		}
