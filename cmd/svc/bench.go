@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ type benchFlags struct {
 	json      bool
 	parent    string // where the state directory is made
 	uidBase   int
+	cpuProf   string // file for a Go CPU profile of the whole run; "" is none
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -83,6 +85,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of the table")
 	fs.StringVar(&f.parent, "state-dir", os.TempDir(), "directory in which a fresh state directory is made and removed at the end; must be searchable by others")
 	fs.IntVar(&f.uidBase, "uid-base", 2_000_000_000, "first host uid/gid of the sandbox identities (each sandbox takes the range Sandbox.HostIDs reports, up to three sandboxes)")
+	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,6 +114,20 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("bench: needs root: sandboxes use namespaces, cgroups and mounts (euid %d)", os.Geteuid())
+	}
+	if f.cpuProf != "" {
+		pf, err := os.Create(f.cpuProf)
+		if err != nil {
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("bench: --cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

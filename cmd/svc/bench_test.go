@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,12 +16,17 @@ import (
 func TestBench(t *testing.T) {
 	requireRoot(t)
 	var out, errs bytes.Buffer
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
 	args := []string{"--runs", "3", "--warmup", "1", "--only", "^(library|http|http-floor|width)$",
-		"--uid-base", testUIDBase()}
+		"--uid-base", testUIDBase(), "--cpuprofile", prof}
 	if err := benchCmd(args, &out, &errs); err != nil {
 		t.Fatalf("%v\n%s%s", err, out.String(), errs.String())
 	}
 	t.Log("\n" + out.String())
+	// A CPU profile is gzip-compressed protobuf.
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile %s: %d bytes, %v; want a gzip-compressed profile", prof, len(b), err)
+	}
 
 	lines := strings.Split(out.String(), "\n")
 	h := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "row ") })
