@@ -353,23 +353,13 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	}()
 	if err := tg.SetLimits(cgroup.Limits{
 		MemoryMax: l.MemoryMax,
-		PidsMax:   l.PidsMax + 1, // and the init
+		PidsMax:   l.PidsMax, // the task's processes alone: the init stays out
 		CPUQuota:  l.CPUMax.Quota,
 		CPUPeriod: l.CPUMax.Period,
 	}); err != nil {
 		return nil, err
 	}
-	cc := &runner.CellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID}
-	if rq.h.cg.Version() == 2 {
-		fd, err := tg.OpenFD()
-		if err != nil {
-			return nil, err
-		}
-		defer fd.Close()
-		cc.CgroupFD = fd
-	} else {
-		cc.CgroupProcs = tg.ProcsFiles()
-	}
+	cc := &runner.CellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID, CgroupProcs: tg.ProcsFiles()}
 	c, err := runner.Build(ctx, cc)
 	if err != nil {
 		return nil, err

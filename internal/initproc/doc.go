@@ -13,18 +13,20 @@
 //     used it: internal/runner)
 //     and clone3s the init with CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID,
 //     CLONE_NEWIPC, CLONE_NEWUTS, CLONE_PIDFD and CLONE_PARENT (so the
-//     parent reaps the init), into the task's cgroup on v2
-//     (CLONE_INTO_CGROUP); then it returns to the host's network namespace;
+//     parent reaps the init); then it returns to the host's network
+//     namespace;
 //  2. it denies setgroups and writes the uid and gid maps (the namespace's
-//     root to one host id, the task identity to another), on v1 writes the
-//     init's pid to the task cgroups' cgroup.procs files, releases the init
-//     with one byte on a pipe and answers with the init's pid and pidfd.
+//     root to one host id, the task identity to another), releases the
+//     init with one byte on a pipe and answers with the init's pid and
+//     pidfd.
 //
-// The init (cell_main) never runs execve: it is the zygote's copy. It
-// takes fds 0-4, becomes root of its user namespace, and then:
+// The init (cell_main) never runs execve: it is the zygote's copy, and it
+// stays in the zygote's cgroup. It takes fds 0-4 and the task cgroup's
+// cgroup.procs files from fd 5 on, becomes root of its user namespace, and
+// then:
 //
 //  1. reads the cell frame from fd 3;
-//  2. enters a new cgroup namespace and applies the mount plan
+//  2. applies the mount plan
 //     (internal/mount): once the root is bound it works in it by relative
 //     paths, and ends with pivot_root and a read-only root;
 //  3. sets the host name, makes itself non-dumpable and clones the task
@@ -34,7 +36,10 @@
 //     the task's wait status, and exits (the kernel then kills the rest).
 //
 // The task process sets its rlimits, drops the capability bounding set,
-// switches to the unprivileged task identity, clears every capability set,
+// moves itself into the task's cgroups (writing "0" to each cgroup.procs
+// file) and enters a new cgroup namespace rooted there, so that the
+// task's statistics count the task alone, without the init and the
+// sandbox's setup; then it switches to the unprivileged task identity, clears every capability set,
 // keeps only fds 0-4, says it is ready and blocks reading its command from
 // fd 3: the sandbox is built ahead of its task. Once released it enters
 // the working directory, sets no_new_privs, installs the seccomp filter
@@ -43,9 +48,10 @@
 // # Protocol
 //
 // Spawn request (zygote socket, SOCK_SEQPACKET): struct svc_spawn, with
-// the fds stdin, stdout, stderr, config, status and netns, then one cgroup
-// directory (v2) or the open cgroup.procs files (v1), in SCM_RIGHTS. The
-// answer is struct svc_spawn_reply, with the pidfd on success.
+// the fds stdin, stdout, stderr, config, status and netns, then the open
+// cgroup.procs files of the task's cgroup (one on v2, one per hierarchy on
+// v1), in SCM_RIGHTS. The answer is struct svc_spawn_reply, with the pidfd
+// on success.
 //
 // Config (fd 3, parent to init and task): first the cell frame, a
 // little-endian uint32 length and that many bytes of records; later the

@@ -46,6 +46,10 @@ struct rec {
 
 static int status_fd = SVC_FD_STATUS;
 
+// ncgroup is the number of cgroup.procs fds the init holds from
+// SVC_FD_CGROUP on, for its task process to join.
+static int ncgroup;
+
 // report writes one status record "<tag> <text>\n" in a single write(2),
 // so records of the init and of the task never interleave.
 static void report(char tag, const char *fmt, ...)
@@ -314,6 +318,29 @@ exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct soc
 	_exit(127);
 }
 
+// join_cgroups moves the task process into the task's cgroups, writing
+// "0" (the writer) to each cgroup.procs fd, then makes the new cgroup
+// namespace rooted there: the task sees its cgroup as "/". The init stays
+// where the zygote made it, so the task's CPU time, memory and process
+// counts are its own, without the sandbox's setup. It runs while the
+// process still has its capabilities (unshare needs CAP_SYS_ADMIN in the
+// user namespace); the files were opened by the parent, whose credentials
+// the kernel checks.
+static void join_cgroups(void)
+{
+	for (int i = 0; i < ncgroup; i++) {
+		ssize_t w;
+		do
+			w = write(SVC_FD_CGROUP + i, "0", 1);
+		while (w < 0 && errno == EINTR);
+		if (w != 1)
+			die("join the task's cgroup", "cgroup.procs");
+		close(SVC_FD_CGROUP + i);
+	}
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		die("unshare", "cgroup namespace");
+}
+
 // task_main is the task process, cloned by the init while the sandbox is
 // built: it sets its rlimits, becomes the unprivileged task identity with
 // no capabilities and only fds 0-4, says it is ready and waits for its
@@ -337,6 +364,7 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 		}
 	}
 	drop_bounding_set();
+	join_cgroups();
 	if (setresgid(gid, gid, gid) < 0)
 		die("setresgid", NULL);
 	if (setresuid(uid, uid, uid) < 0)
@@ -414,10 +442,6 @@ static int cell_main(void)
 		if (recs[i].tag == SVC_REC_HOSTNAME)
 			hostname = recs[i].data;
 
-	// The zygote put this process in its cgroups before releasing it, so
-	// the new cgroup namespace is rooted at the task's cgroup.
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		die("unshare", "cgroup namespace");
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
@@ -451,6 +475,8 @@ static int cell_main(void)
 	close(1);
 	close(2);
 	close(SVC_FD_CONFIG);
+	for (int i = 0; i < ncgroup; i++)
+		close(SVC_FD_CGROUP + i);
 
 	for (;;) {
 		int st;
@@ -465,27 +491,30 @@ static int cell_main(void)
 }
 
 // cell_child runs in the init right after clone3, still as the zygote's
-// copy: it waits until the zygote has written its id maps and cgroups,
-// takes its fds 0-4 and closes every other, and becomes root of its user
-// namespace. The zygote never writes the go byte if anything failed, and
-// its death (the read ends with EOF) stops the child as well.
-static void __attribute__((noreturn)) cell_child(const int *fds, int sync_r, int sync_w)
+// copy: it waits until the zygote has written its id maps, takes its fds
+// 0-4 and the ncg cgroup.procs fds (from SVC_FD_CGROUP on), closes every
+// other, and becomes root of its user namespace. The zygote never writes
+// the go byte if anything failed, and its death (the read ends with EOF)
+// stops the child as well.
+static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int sync_r, int sync_w)
 {
-	int tmp[5];
+	int keep = SVC_FD_CGROUP + ncg, tmp[SVC_SPAWN_MAX_FDS];
 	char go;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	prctl(PR_SET_NAME, "svc-init", 0, 0, 0);
 	close(sync_w);
-	for (int i = 0; i < 5; i++)
-		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
+	// fds[5] is the network namespace, the zygote's own business.
+	for (int i = 0; i < keep; i++)
+		if ((tmp[i] = fcntl(fds[i < SVC_FD_CGROUP ? i : i + 1], F_DUPFD_CLOEXEC, 64)) < 0)
 			_exit(SVC_EXIT_SETUP_FAILED);
 	if (read(sync_r, &go, 1) != 1)
 		_exit(SVC_EXIT_SETUP_FAILED);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < keep; i++)
 		if (dup3(tmp[i], i, 0) < 0)
 			_exit(SVC_EXIT_SETUP_FAILED);
-	close_from(5);
+	close_from(keep);
+	ncgroup = ncg;
 	if (setresgid(0, 0, 0) < 0)
 		die("setresgid", "0");
 	if (setresuid(0, 0, 0) < 0)
@@ -541,14 +570,15 @@ static int write_proc(pid_t pid, const char *name, const char *s)
 }
 
 // zspawn serves one spawn request: clone3 the init into fresh user,
-// mount, PID, IPC and UTS namespaces, the given network namespace and (v2)
-// cgroup, map its ids, put it in its cgroups (v1) and release it.
+// mount, PID, IPC and UTS namespaces and the given network namespace, map
+// its ids and release it. Its task process joins the task's cgroups itself
+// (join_cgroups): the init stays in the zygote's.
 static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int nfds)
 {
-	int cgfd = req->flags & SVC_SPAWN_CGROUP_FD;
-	int want = 6 + (cgfd ? 1 : (int)req->nprocs);
-	if (req->version != SVC_SPAWN_VERSION || nfds != want) {
-		zreply(-1, -1, EINVAL, "bad spawn request (version %u, %d fds, want %d)", req->version, nfds, want);
+	int want = 6 + (int)req->nprocs;
+	if (req->version != SVC_SPAWN_VERSION || req->flags != 0 || nfds != want || want > SVC_SPAWN_MAX_FDS) {
+		zreply(-1, -1, EINVAL, "bad spawn request (version %u, flags %u, %d fds, want %d)",
+		       req->version, req->flags, nfds, want);
 		return;
 	}
 	int sync[2];
@@ -571,13 +601,9 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 		   CLONE_PIDFD | CLONE_PARENT;
 	ca.pidfd = (uintptr_t)&pidfd;
-	if (cgfd) {
-		ca.flags |= CLONE_INTO_CGROUP;
-		ca.cgroup = fds[6];
-	}
 	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0)
-		cell_child(fds, sync[0], sync[1]);
+		cell_child(fds, (int)req->nprocs, sync[0], sync[1]);
 	int cerr = errno;
 	// Never clone into a used network namespace again: a zygote that
 	// cannot return to its own dies, and the parent starts another.
@@ -605,11 +631,6 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 		what = "gid_map";
 		snprintf(map, sizeof map, "0 %u 1\n%u %u 1\n", req->init_uid, req->inner_gid, req->task_uid);
 		ok = write_proc(pid, "gid_map", map) == 0;
-	}
-	for (int i = 0; ok && !cgfd && i < (int)req->nprocs; i++) {
-		what = "cgroup.procs";
-		int n = snprintf(map, sizeof map, "%d", pid);
-		ok = write(fds[6 + i], map, n) == n;
 	}
 	if (!ok || write(sync[1], "1", 1) != 1) {
 		// The killed init is the parent's child: the answer carries its

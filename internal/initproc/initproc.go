@@ -40,9 +40,8 @@ type SpawnRequest struct {
 
 // Spawn request constants.
 const (
-	SpawnVersion  = C.SVC_SPAWN_VERSION
-	SpawnCgroupFD = C.SVC_SPAWN_CGROUP_FD // the last fd is a cgroup v2 directory
-	SpawnMaxFDs   = C.SVC_SPAWN_MAX_FDS
+	SpawnVersion = C.SVC_SPAWN_VERSION
+	SpawnMaxFDs  = C.SVC_SPAWN_MAX_FDS
 )
 
 // Encode returns the request as the zygote reads it.

@@ -17,20 +17,23 @@
 #define SVC_FD_STATUS 4 // init and task -> parent: status lines
 
 // A spawn request: this struct, and in the same message (SCM_RIGHTS) the
-// fds stdin, stdout, stderr, config, status, netns, then either one cgroup
-// directory (flags & SVC_SPAWN_CGROUP_FD, cgroup v2) or nprocs open
-// cgroup.procs files (cgroup v1).
+// fds stdin, stdout, stderr, config, status, netns, then nprocs open
+// cgroup.procs files of the task's cgroup (one on cgroup v2, one per
+// hierarchy on v1). The init keeps them at fds 5 on; its task process
+// moves itself into each, so the init stays outside the task's cgroup.
 struct svc_spawn {
 	uint32_t version;
-	uint32_t flags;
+	uint32_t flags; // none defined: 0
 	uint32_t init_uid, task_uid; // host ids of the namespace's root and of the task
 	uint32_t inner_uid, inner_gid; // the task's ids inside the user namespace
 	uint32_t nprocs;
 };
 
-#define SVC_SPAWN_VERSION 1
-#define SVC_SPAWN_CGROUP_FD 1
+#define SVC_SPAWN_VERSION 2
 #define SVC_SPAWN_MAX_FDS 16
+
+// The first cgroup.procs fd of an init and its task process.
+#define SVC_FD_CGROUP 5
 
 // The zygote's answer: the init's pid (host) and its pidfd in the same
 // message, err 0. On failure err and msg say why, and pid is -1, or the

@@ -32,12 +32,10 @@ type CellConfig struct {
 	// Host ids the namespace's root (the init) and the task identity
 	// (Spec.UID/GID inside) map to.
 	InitUID, TaskUID int
-	// CgroupFD, when set (cgroup v2), is the task cgroup's directory: the
-	// init is born in it (clone3 CLONE_INTO_CGROUP).
-	CgroupFD *os.File
-	// CgroupProcs (cgroup v1) are the cgroup.procs files of the task's
-	// cgroups, one per controller: the zygote writes the init's pid to
-	// each before releasing it.
+	// CgroupProcs are the cgroup.procs files of the task's cgroup (one on
+	// v2, one per hierarchy on v1): the task process moves itself into
+	// each before it drops its privileges. The init stays out, so the
+	// group counts the task alone.
 	CgroupProcs []string
 }
 
@@ -179,21 +177,16 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
 	}
 	files := append(theirs[:len(theirs):len(theirs)], cell.netns.f)
-	if c.CgroupFD != nil {
-		req.Flags |= initproc.SpawnCgroupFD
-		files = append(files, c.CgroupFD) // the caller's to close
-	} else {
-		for _, p := range c.CgroupProcs {
-			// Not through os.OpenFile: no poller for a file only passed on.
-			fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
-			}
-			f := os.NewFile(uintptr(fd), p)
-			theirs = append(theirs, f)
-			files = append(files, f)
-			req.NProcs++
+	for _, p := range c.CgroupProcs {
+		// Not through os.OpenFile: no poller for a file only passed on.
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
 		}
+		f := os.NewFile(uintptr(fd), p)
+		theirs = append(theirs, f)
+		files = append(files, f)
+		req.NProcs++
 	}
 	if len(files) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)

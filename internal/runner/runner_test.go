@@ -160,16 +160,32 @@ func BenchmarkRunTrue(b *testing.B) {
 }
 
 // TestBuildFailureReaps: when the zygote cannot finish an init it made
-// (here a cgroup.procs write fails: /dev/full), the build fails with the
-// reason and the killed init, a child of this process, is reaped: no
-// zombie is left.
+// (here the uid map is refused: host id 2^32-1 is no id), the build fails
+// with the reason and the killed init, a child of this process, is
+// reaped: no zombie is left.
 func TestBuildFailureReaps(t *testing.T) {
+	requireRoot(t)
+	cfg := testCell(t)
+	cfg.InitUID = 1<<32 - 1
+	_, err := Build(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "uid_map") || !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("Build: %v, want the uid_map write failing with EINVAL", err)
+	}
+	if z := zombieChildren(t); len(z) > 0 {
+		t.Errorf("zombie children left: %v", z)
+	}
+}
+
+// TestBuildJoinFailure: a task process that cannot join its cgroup (its
+// cgroup.procs write fails: /dev/full) fails the build with the reason,
+// and nothing of the cell is left.
+func TestBuildJoinFailure(t *testing.T) {
 	requireRoot(t)
 	cfg := testCell(t)
 	cfg.CgroupProcs = []string{"/dev/full"}
 	_, err := Build(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "cgroup.procs") || !errors.Is(err, unix.ENOSPC) {
-		t.Fatalf("Build: %v, want a cgroup.procs write failing with ENOSPC", err)
+	if err == nil || !strings.Contains(err.Error(), "join the task's cgroup") || !strings.Contains(strings.ToLower(err.Error()), unix.ENOSPC.Error()) {
+		t.Fatalf("Build: %v, want the cgroup join failing with %q", err, unix.ENOSPC.Error())
 	}
 	if z := zombieChildren(t); len(z) > 0 {
 		t.Errorf("zombie children left: %v", z)
