@@ -13,7 +13,7 @@ import (
 // limits; TestCgroupV2Guest runs them again in a cgroup v2 kernel.
 var v2GuestTests = []string{
 	"TestRunHello", "TestEndToEndNative", "TestCancel", "TestStepsShareWorkspace",
-	"TestLimit", "TestCleanup", "TestDeadline",
+	"TestLimit", "TestCleanup", "TestDeadline", "TestStatsTaskAlone",
 	// Network namespaces kept when read unchanged, on this kernel's
 	// /proc/net.
 	"TestIsolationNetworkFresh",
