@@ -256,7 +256,7 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 		}
 	}
 	rq.plan = mount.Build(mount.Params{
-		RootFS: cfg.RootFS, Skeleton: h.skeleton, Workspace: rq.ws, Tmp: rq.tmp, ShmSize: 16 * MiB,
+		RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB,
 	}, h.sys)
 	return rq, nil
 }
@@ -359,7 +359,11 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	cc := &runner.CellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID, CgroupProcs: tg.ProcsFiles()}
+	cc := &runner.CellConfig{
+		Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID,
+		CgroupProcs: tg.ProcsFiles(),
+		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
+	}
 	c, err := runner.Build(ctx, cc)
 	if err != nil {
 		return nil, err

@@ -21,9 +21,9 @@
 //     pidfd.
 //
 // The init (cell_main) never runs execve: it is the zygote's copy, and it
-// stays in the zygote's cgroup. It takes fds 0-4 and the task cgroup's
-// cgroup.procs files from fd 5 on, becomes root of its user namespace, and
-// then:
+// stays in the zygote's cgroup. It takes fds 0-4, the task cgroup's
+// cgroup.procs files from fd 5 on and the mount trees after them, becomes
+// root of its user namespace, and then:
 //
 //  1. reads the cell frame from fd 3;
 //  2. applies the mount plan
@@ -50,8 +50,9 @@
 // Spawn request (zygote socket, SOCK_SEQPACKET): struct svc_spawn, with
 // the fds stdin, stdout, stderr, config, status and netns, then the open
 // cgroup.procs files of the task's cgroup (one on v2, one per hierarchy on
-// v1), in SCM_RIGHTS. The answer is struct svc_spawn_reply, with the pidfd
-// on success.
+// v1), then the detached mount trees of the plan's attach operations
+// (open_tree clones of the request's workspace and /tmp), in SCM_RIGHTS.
+// The answer is struct svc_spawn_reply, with the pidfd on success.
 //
 // Config (fd 3, parent to init and task): first the cell frame, a
 // little-endian uint32 length and that many bytes of records; later the
@@ -59,8 +60,9 @@
 // length and that many bytes of NUL-terminated fields.
 //
 //	tag  fields                                          in
-//	'm'  mount op: kind (mount, bind, chdir, pivot),     cell
-//	     src, dst, fstype, data, flags, attr, optional
+//	'm'  mount op: kind (mount, bind, attach, chdir,     cell
+//	     pivot), src, dst, fstype, data, flags, attr,
+//	     optional
 //	'h'  the host name                                   cell
 //	'i'  uid, gid of the task inside the user namespace  cell
 //	'r'  rlimit: resource, soft, hard                    cell

@@ -47,8 +47,15 @@ struct rec {
 static int status_fd = SVC_FD_STATUS;
 
 // ncgroup is the number of cgroup.procs fds the init holds from
-// SVC_FD_CGROUP on, for its task process to join.
-static int ncgroup;
+// SVC_FD_CGROUP on, for its task process to join; ntree the number of
+// detached mount trees it holds after them, for the plan's attach
+// operations.
+static int ncgroup, ntree;
+
+static int tree_fd(int i)
+{
+	return SVC_FD_CGROUP + ncgroup + i;
+}
 
 // report writes one status record "<tag> <text>\n" in a single write(2),
 // so records of the init and of the task never interleave.
@@ -156,6 +163,18 @@ static void apply_mount(const struct rec *r)
 		// A recursive bind, then the attributes on every mount of the
 		// tree at once: a plain remount would leave submounts writable.
 		rc = mount(src, dst, NULL, MS_BIND | MS_REC, NULL);
+		if (rc == 0 && attr)
+			rc = mount_setattr_(dst, AT_RECURSIVE, attr, 0);
+	} else if (!strcmp(op, SVC_MNT_ATTACH)) {
+		// A tree cloned from the parent's mount: moved here whole, then
+		// the attributes on every mount of it.
+		char *end;
+		long i = src ? strtol(src, &end, 10) : -1;
+		if (!src || *end || i < 0 || i >= ntree) {
+			errno = EINVAL;
+			die("attach: no such tree", src);
+		}
+		rc = syscall(SYS_move_mount, tree_fd(i), "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH);
 		if (rc == 0 && attr)
 			rc = mount_setattr_(dst, AT_RECURSIVE, attr, 0);
 	} else if (!strcmp(op, SVC_MNT_CHDIR)) {
@@ -445,6 +464,8 @@ static int cell_main(void)
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
+	for (int i = 0; i < ntree; i++)
+		close(tree_fd(i));
 	if (sethostname(hostname, strlen(hostname)) < 0)
 		die("sethostname", hostname);
 	if (setdomainname(hostname, strlen(hostname)) < 0)
@@ -492,13 +513,14 @@ static int cell_main(void)
 
 // cell_child runs in the init right after clone3, still as the zygote's
 // copy: it waits until the zygote has written its id maps, takes its fds
-// 0-4 and the ncg cgroup.procs fds (from SVC_FD_CGROUP on), closes every
-// other, and becomes root of its user namespace. The zygote never writes
+// 0-4, the ncg cgroup.procs fds (from SVC_FD_CGROUP on) and the ntr mount
+// trees after them, closes every other, and becomes root of its user
+// namespace. The zygote never writes
 // the go byte if anything failed, and its death (the read ends with EOF)
 // stops the child as well.
-static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int sync_r, int sync_w)
+static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int ntr, int sync_r, int sync_w)
 {
-	int keep = SVC_FD_CGROUP + ncg, tmp[SVC_SPAWN_MAX_FDS];
+	int keep = SVC_FD_CGROUP + ncg + ntr, tmp[SVC_SPAWN_MAX_FDS];
 	char go;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -515,6 +537,7 @@ static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int sy
 			_exit(SVC_EXIT_SETUP_FAILED);
 	close_from(keep);
 	ncgroup = ncg;
+	ntree = ntr;
 	if (setresgid(0, 0, 0) < 0)
 		die("setresgid", "0");
 	if (setresuid(0, 0, 0) < 0)
@@ -575,7 +598,7 @@ static int write_proc(pid_t pid, const char *name, const char *s)
 // (join_cgroups): the init stays in the zygote's.
 static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int nfds)
 {
-	int want = 6 + (int)req->nprocs;
+	int want = 6 + (int)req->nprocs + (int)req->ntrees;
 	if (req->version != SVC_SPAWN_VERSION || req->flags != 0 || nfds != want || want > SVC_SPAWN_MAX_FDS) {
 		zreply(-1, -1, EINVAL, "bad spawn request (version %u, flags %u, %d fds, want %d)",
 		       req->version, req->flags, nfds, want);
@@ -603,7 +626,7 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	ca.pidfd = (uintptr_t)&pidfd;
 	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0)
-		cell_child(fds, (int)req->nprocs, sync[0], sync[1]);
+		cell_child(fds, (int)req->nprocs, (int)req->ntrees, sync[0], sync[1]);
 	int cerr = errno;
 	// Never clone into a used network namespace again: a zygote that
 	// cannot return to its own dies, and the parent starts another.

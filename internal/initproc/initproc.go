@@ -36,6 +36,7 @@ type SpawnRequest struct {
 	Version, Flags             uint32
 	InitUID, TaskUID           uint32
 	InnerUID, InnerGID, NProcs uint32
+	NTrees                     uint32
 }
 
 // Spawn request constants.
@@ -47,7 +48,7 @@ const (
 // Encode returns the request as the zygote reads it.
 func (r *SpawnRequest) Encode() []byte {
 	var b []byte
-	for _, v := range []uint32{r.Version, r.Flags, r.InitUID, r.TaskUID, r.InnerUID, r.InnerGID, r.NProcs} {
+	for _, v := range []uint32{r.Version, r.Flags, r.InitUID, r.TaskUID, r.InnerUID, r.InnerGID, r.NProcs, r.NTrees} {
 		b = binary.NativeEndian.AppendUint32(b, v)
 	}
 	return b
@@ -55,6 +56,9 @@ func (r *SpawnRequest) Encode() []byte {
 
 // SpawnReplySize is the size of the zygote's answer (struct svc_spawn_reply).
 const SpawnReplySize = C.sizeof_struct_svc_spawn_reply
+
+// SpawnRequestSize is the size of struct svc_spawn, what Encode returns.
+const SpawnRequestSize = C.sizeof_struct_svc_spawn
 
 // SpawnReply is the zygote's answer: the init's host pid, or -1 and why.
 type SpawnReply struct {

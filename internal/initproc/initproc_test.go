@@ -124,8 +124,8 @@ func TestSpawnReply(t *testing.T) {
 	if _, err := DecodeSpawnReply(b[:10]); err == nil {
 		t.Error("a short reply decoded")
 	}
-	req := (&SpawnRequest{Version: 1, Flags: 2, InitUID: 3, TaskUID: 4, InnerUID: 5, InnerGID: 6, NProcs: 7}).Encode()
-	if len(req) != 7*4 || binary.NativeEndian.Uint32(req[24:]) != 7 {
-		t.Errorf("request %v", req)
+	req := (&SpawnRequest{Version: 1, Flags: 2, InitUID: 3, TaskUID: 4, InnerUID: 5, InnerGID: 6, NProcs: 7, NTrees: 8}).Encode()
+	if len(req) != SpawnRequestSize || binary.NativeEndian.Uint32(req[24:]) != 7 || binary.NativeEndian.Uint32(req[28:]) != 8 {
+		t.Errorf("request %v, want struct svc_spawn's %d bytes", req, SpawnRequestSize)
 	}
 }

@@ -19,17 +19,19 @@
 // A spawn request: this struct, and in the same message (SCM_RIGHTS) the
 // fds stdin, stdout, stderr, config, status, netns, then nprocs open
 // cgroup.procs files of the task's cgroup (one on cgroup v2, one per
-// hierarchy on v1). The init keeps them at fds 5 on; its task process
-// moves itself into each, so the init stays outside the task's cgroup.
+// hierarchy on v1), then ntrees detached mount trees (open_tree clones)
+// for the plan's attach operations. The init keeps the cgroup files from
+// fd SVC_FD_CGROUP on and the trees after them; its task process moves
+// itself into each cgroup, so the init stays outside the task's cgroup.
 struct svc_spawn {
 	uint32_t version;
 	uint32_t flags; // none defined: 0
 	uint32_t init_uid, task_uid; // host ids of the namespace's root and of the task
 	uint32_t inner_uid, inner_gid; // the task's ids inside the user namespace
-	uint32_t nprocs;
+	uint32_t nprocs, ntrees;
 };
 
-#define SVC_SPAWN_VERSION 2
+#define SVC_SPAWN_VERSION 3
 #define SVC_SPAWN_MAX_FDS 16
 
 // The first cgroup.procs fd of an init and its task process.
@@ -59,6 +61,7 @@ struct svc_spawn_reply {
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"
 #define SVC_MNT_BIND "bind"
+#define SVC_MNT_ATTACH "attach"
 #define SVC_MNT_CHDIR "chdir"
 #define SVC_MNT_PIVOT "pivot"
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -20,8 +21,12 @@ type Kind string
 const (
 	Mount Kind = "mount" // mount(Src, Dst, FSType, Flags, Data), then Attr
 	Bind  Kind = "bind"  // recursive bind Src on Dst, then Attr on the whole tree
-	Chdir Kind = "chdir" // chdir(Dst): later relative paths start there
-	Pivot Kind = "pivot" // make Dst the root and detach the old one
+	// Attach moves the detached mount tree number Src ("0", "1": see
+	// [WorkspaceTree]) that the init was given onto Dst, then sets Attr
+	// on the whole tree.
+	Attach Kind = "attach"
+	Chdir  Kind = "chdir" // chdir(Dst): later relative paths start there
+	Pivot  Kind = "pivot" // make Dst the root and detach the old one
 )
 
 // Op is one operation. Attr is a set of MOUNT_ATTR_* bits that are set
@@ -74,12 +79,20 @@ var maskedProc = []struct {
 
 // Params describe one sandbox's filesystem.
 type Params struct {
-	RootFS    string // host directory whose SystemDirs are bound read-only
-	Skeleton  string // host directory made by MakeSkeleton from RootFS's entries
-	Workspace string // host directory bound at /svc (read-write)
-	Tmp       string // host directory bound at /tmp (read-write)
-	ShmSize   int64  // bytes of /dev/shm
+	RootFS   string // host directory whose SystemDirs are bound read-only
+	Skeleton string // host directory made by MakeSkeleton from RootFS's entries
+	ShmSize  int64  // bytes of /dev/shm
 }
+
+// The detached mount trees a sandbox's init is given, in this order: the
+// request's workspace, attached read-write at /svc, and its /tmp. The
+// runner clones each from the service's own mount (open_tree), so the
+// sandbox needs no path to them and no propagation of the service's
+// mounts into its namespace.
+const (
+	WorkspaceTree = iota
+	TmpTree
+)
 
 // SystemEntry is a system directory found in the root filesystem: a real
 // directory to bind, or a symlink (merged /usr) to recreate.
@@ -177,8 +190,8 @@ var devLinks = [][2]string{
 
 // Build returns the plan of a sandbox's mount namespace: a private
 // propagation, the skeleton (see [MakeSkeleton]) bound on itself as the
-// root with the system directories read-only in it, /svc and /tmp
-// read-write, a procfs of the task's PID namespace with host interfaces
+// root with the system directories read-only in it, the workspace and
+// /tmp trees attached read-write at /svc and /tmp, a procfs of the task's PID namespace with host interfaces
 // masked, a minimal /dev, no /sys, then pivot_root. The skeleton's
 // directories are the mount points: the plan makes no file, and the root
 // is read-only from its first bind (a mount point needs no write access).
@@ -204,8 +217,8 @@ func Build(p Params, sys []SystemEntry) Plan {
 		}
 	}
 	plan = append(plan,
-		Op{Kind: Bind, Src: p.Workspace, Dst: "svc", Attr: nosuid | nodev},
-		Op{Kind: Bind, Src: p.Tmp, Dst: "tmp", Attr: nosuid | nodev},
+		Op{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
+		Op{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
 	)
 
 	// /dev: a directory of the root with the harmless devices bound from

@@ -11,7 +11,7 @@ import (
 var testSys = []SystemEntry{{Name: "bin", Target: "usr/bin"}, {Name: "etc"}, {Name: "usr"}}
 
 func testPlan() Plan {
-	return Build(Params{RootFS: "/host", Skeleton: "/skel", Workspace: "/ws", Tmp: "/tmp-r", ShmSize: 1 << 20}, testSys)
+	return Build(Params{RootFS: "/host", Skeleton: "/skel", ShmSize: 1 << 20}, testSys)
 }
 
 // TestPlanOrder checks the invariants init.c relies on: private
@@ -104,11 +104,11 @@ func TestPlanContents(t *testing.T) {
 			t.Errorf("system dir %s: %+v", d, op)
 		}
 	}
-	if op := find(Bind, "svc"); op.Src != "/ws" || op.Attr&ro != 0 || op.Attr&nosuid == 0 {
-		t.Errorf("workspace: %+v", op)
+	if op := find(Attach, "svc"); op.Src != "0" || op.Attr != nosuid|nodev {
+		t.Errorf("workspace: %+v, want tree 0, read-write, nosuid, nodev", op)
 	}
-	if op := find(Bind, "tmp"); op.Src != "/tmp-r" || op.Attr&ro != 0 {
-		t.Errorf("tmp: %+v", op)
+	if op := find(Attach, "tmp"); op.Src != "1" || op.Attr != nosuid|nodev {
+		t.Errorf("tmp: %+v, want tree 1, read-write, nosuid, nodev", op)
 	}
 	for _, d := range Devices {
 		if op := find(Bind, "dev/"+d); op.Src != "/dev/"+d || op.Attr&nodev != 0 || op.Attr&(ro|nosuid|noexec) != ro|nosuid|noexec {

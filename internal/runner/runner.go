@@ -37,6 +37,11 @@ type CellConfig struct {
 	// each before it drops its privileges. The init stays out, so the
 	// group counts the task alone.
 	CgroupProcs []string
+	// Trees are the host directories whose mounts the plan's attach
+	// operations take, in the order of their numbers (see
+	// mount.WorkspaceTree): each is cloned (open_tree) and handed to the
+	// init, which moves it into place.
+	Trees []string
 }
 
 // Task is the task a cell runs. Zero durations and limits mean none.
@@ -187,6 +192,16 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		theirs = append(theirs, f)
 		files = append(files, f)
 		req.NProcs++
+	}
+	for _, p := range c.Trees {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return nil, fmt.Errorf("clone the mount of %s: %w", p, err)
+		}
+		f := os.NewFile(uintptr(fd), p)
+		theirs = append(theirs, f)
+		files = append(files, f)
+		req.NTrees++
 	}
 	if len(files) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)

@@ -72,11 +72,12 @@ func testCell(t testing.TB) *CellConfig {
 		t.Fatal(err)
 	}
 	plan := mount.Build(mount.Params{
-		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), Workspace: filepath.Join(dir, "svc"), Tmp: filepath.Join(dir, "tmp"), ShmSize: 1 << 20,
+		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), ShmSize: 1 << 20,
 	}, sys)
 	return &CellConfig{
 		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
 		InitUID: 1_500_000, TaskUID: 1_500_001,
+		Trees: []string{mount.WorkspaceTree: filepath.Join(dir, "svc"), mount.TmpTree: filepath.Join(dir, "tmp")},
 	}
 }
 
