@@ -10,6 +10,7 @@ import "bytes"
 func QuiesceForTest(sb *Sandbox) (resume func()) {
 	sb.drainPool()
 	sb.host.bg.Wait()
+	sb.host.dropShells()
 	return sb.startPreparing
 }
 

@@ -246,14 +246,27 @@ func TestIsolationIdentity(t *testing.T) {
 			t.Errorf("/proc/self/status %s %q, want %q", k, got, want)
 		}
 	}
-	// The init, root of the namespace, holds no host group either.
-	initSt := map[string]string{}
-	for _, s := range l.fields("init") {
-		k, v, _ := strings.Cut(s, " ")
-		initSt[k] = v
+	// The init, root of the namespace, is invisible to the task (/proc is
+	// mounted hidepid=invisible) and holds no host group either: seen
+	// from the host, as the shell that ran the task waits for the next.
+	if got := l.fields("init"); !slices.Equal(got, []string{"unreadable ENOENT"}) {
+		t.Errorf("/proc/1/status in the sandbox: %q, want unreadable ENOENT", got)
 	}
-	if initSt["Uid:"] != "0 0 0 0" || initSt["Groups:"] != "" {
-		t.Errorf("/proc/1/status Uid: %q Groups: %q, want \"0 0 0 0\" and none", initSt["Uid:"], initSt["Groups:"])
+	procs := sandboxProcs(t, sb.Config().UIDBase, sb.Limits().MaxConcurrency)
+	if len(procs) == 0 {
+		t.Error("no sandbox init on the host to check")
+	}
+	for _, p := range procs {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(p, "/proc/"), " ")
+		st, err := os.ReadFile("/proc/" + pid + "/status")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		for _, line := range strings.Split(string(st), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Groups:" {
+				t.Errorf("sandbox process %s has host groups %v", p, f[1:])
+			}
+		}
 	}
 	if got := l.fields("setgroups"); !slices.Equal(got, []string{"deny"}) {
 		t.Errorf("/proc/self/setgroups %q, want deny", got)
@@ -359,15 +372,16 @@ exit 0`)
 		t.Errorf("the task read a host marker:\n%s", r.Stdout)
 	}
 	l := parseLines(t, r.Stdout)
-	if got := l.take(t, "pids"); got != "1 2" {
-		t.Errorf("/proc lists pids %q, want \"1 2\" (the init and the task)", got)
+	// The init, pid 1, is invisible (hidepid=invisible): the task sees
+	// its own processes alone.
+	if got := l.take(t, "pids"); got != "2" {
+		t.Errorf("/proc lists pids %q, want \"2\" (the task alone)", got)
 	}
 	if got := l.take(t, "self"); got != "2" {
 		t.Errorf("the task is pid %s, want 2", got)
 	}
-	// The init is a copy of the zygote that never ran execve: its argv.
-	if got := l.take(t, "cmdline 1"); got != "svc-zygote " {
-		t.Errorf("pid 1 is %q, want the sandbox init", got)
+	if got := l.fields("cmdline 1"); len(got) > 0 {
+		t.Errorf("pid 1's cmdline readable: %q", got)
 	}
 	if got := l.take(t, "cmdline 2"); !strings.HasPrefix(got, "./hostview ") {
 		t.Errorf("pid 2 is %q, want the task", got)
@@ -671,23 +685,24 @@ func TestIsolationPrivileged(t *testing.T) {
 			"open_tree clone /":                   "EPERM" + filtered,
 			"unshare(CLONE_NEWNS)":                "EPERM" + filtered,
 			"unshare(CLONE_NEWNET)":               "EPERM" + filtered,
-			"open /proc/1/ns/mnt":                 "EACCES",
+			"open /proc/1/ns/mnt":                 "ENOENT",
 
 			"kill(1, SIGKILL)":             "EPERM" + filtered,
 			"ptrace attach 1":              "EPERM" + filtered,
 			"process_vm_readv 1":           "EPERM" + filtered,
 			"pidfd_getfd 1 status fd":      "EPERM" + filtered,
-			"open /proc/1/root/etc/passwd": "EACCES",
-			"/proc/1/root marker":          "EACCES",
-			"/proc/1/cwd marker":           "EACCES",
+			"open /proc/1/root/etc/passwd": "ENOENT",
+			"/proc/1/root marker":          "ENOENT",
+			"/proc/1/cwd marker":           "ENOENT",
 			"/proc/self/root marker":       "ENOENT",
-			"readlink /proc/1/exe":         "EACCES",
-			"readlink /proc/1/cwd":         "EACCES",
-			"readlink /proc/1/root":        "EACCES",
-			"open /proc/1/exe O_WRONLY":    "EACCES",
-			"open /proc/1/environ":         "EACCES",
-			"open /proc/1/mem":             "EACCES",
-			"open /proc/1/fd/4":            "EACCES",
+			"readlink /proc/1/exe":         "ENOENT",
+			"readlink /proc/1/cwd":         "ENOENT",
+			"readlink /proc/1/root":        "ENOENT",
+			"open /proc/1/exe O_WRONLY":    "ENOENT",
+			"open /proc/1/environ":         "ENOENT",
+			"open /proc/1/mem":             "ENOENT",
+			"open /proc/1/fd/4":            "ENOENT",
+			// pid 1, the init, is invisible: hidepid=invisible.
 
 			// The kernel refuses with kernel.dmesg_restrict = 1.
 			"syslog read all":     "EPERM" + filtered,
@@ -1223,5 +1238,75 @@ s.close(); u.close()
 	}
 	if _, reused, kept, _ := runner.NetnsCounts(); reused == reused0 || kept == kept0 {
 		t.Errorf("in 24 requests, %d network namespaces read unchanged and kept, %d used again: the check above proves nothing unless both", kept-kept0, reused-reused0)
+	}
+}
+
+// shellLeaver is a hostile task for TestIsolationShellReuse: it leaves
+// what it can for later requests of its identity slot. Processes (in the
+// background, in a new session, stopped), files in /tmp and /dev/shm, a
+// SysV shared memory segment, a POSIX message queue and an abstract unix
+// socket listening; then it exits 0.
+const shellLeaver = `
+import ctypes, os, signal, socket, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.shmget(0x5cc, 4096, 0o1000 | 0o600) >= 0, "shmget"
+assert libc.mq_open(b"/svc-left", os.O_CREAT | os.O_RDWR, 0o600, None) >= 0, "mq_open"
+open("/tmp/left", "w").write("x")
+open("/dev/shm/left", "w").write("x")
+s = socket.socket(socket.AF_UNIX); s.bind("\0svc-left"); s.listen()
+subprocess.Popen(["sleep", "1000"], start_new_session=True)
+p = subprocess.Popen(["sleep", "1000"]); os.kill(p.pid, signal.SIGSTOP)
+if os.fork() == 0:
+    signal.pause()
+print(os.getpid())
+`
+
+// shellFinder reports what a task finds of an earlier one.
+const shellFinder = `
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+found = []
+if libc.shmget(0x5cc, 0, 0) >= 0: found.append("shm segment")
+if libc.mq_open(b"/svc-left", os.O_RDWR) >= 0: found.append("message queue")
+for f in ["/tmp/left", "/dev/shm/left"]:
+    if os.path.exists(f): found.append(f)
+s = socket.socket(socket.AF_UNIX)
+try: s.bind("\0svc-left")
+except OSError: found.append("abstract socket")
+procs = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+print(os.getpid(), procs, found)
+`
+
+// TestIsolationShellReuse: sandboxes are shells reused from request to
+// request of an identity slot (internal/runner's Shell), so a request
+// must find nothing of an earlier one. With one slot, hostile requests
+// (shellLeaver) alternate with requests that look (shellFinder): each of
+// these must see itself as pid 2 and alone in /proc, and none of what the
+// leavers left. Fewer shells than requests must have been made, or the
+// test proves nothing. (internal/runner's TestShellReuse does the same
+// within one shell, deterministically.)
+func TestIsolationShellReuse(t *testing.T) {
+	sb := newIsolationSandbox(t, svc.Config{Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
+	made0, cells0 := runner.ShellCounts()
+	py := func(src string) svc.Task {
+		return svc.Task{Cmd: "python3", Args: []string{"-c", src}, SandboxProfile: hostileProfile}
+	}
+	const pairs = 8
+	for i := range pairs {
+		l := one(t, sb, py(shellLeaver))
+		expect(t, l, svc.OutcomeExited, 0)
+		if got := strings.TrimSpace(l.Stdout); got != "2" {
+			t.Errorf("leaver %d is pid %q, want 2", i, got)
+		}
+		f := one(t, sb, py(shellFinder))
+		expect(t, f, svc.OutcomeExited, 0)
+		if got := strings.TrimSpace(f.Stdout); got != "2 [2] []" {
+			t.Errorf("request after leaver %d found: %q, want pid 2, alone in /proc, nothing left", i, got)
+		}
+	}
+	made, cells := runner.ShellCounts()
+	t.Logf("%d requests: %d shells made, %d tasks run in them", 2*pairs, made-made0, cells-cells0)
+	if made-made0 >= 2*pairs/2 {
+		t.Errorf("%d shells made for %d requests: shells were not reused", made-made0, 2*pairs)
 	}
 }

@@ -54,7 +54,19 @@ type host struct {
 
 	// bg tracks teardowns done off the critical path; close waits for them.
 	bg sync.WaitGroup
+
+	// shellPlan is the sandbox of every shell; taskMounts what each task
+	// of one has of its own.
+	shellPlan, taskMounts mount.Plan
+	shellMu               sync.Mutex
+	shells                map[int][]*runner.Shell // idle, by identity slot
+	closing               bool                    // no shell is kept any more
 }
+
+// maxIdleShells is how many idle shells an identity slot keeps: enough
+// for the tasks of a parallel step to find one each most of the time
+// without holding a process and a network namespace per possible task.
+const maxIdleShells = 2
 
 // background runs f off the request's critical path; close waits for it.
 func (h *host) background(f func()) { h.bg.Go(f) }
@@ -128,6 +140,9 @@ func openHost(cfg *Config) (*host, error) {
 		h.close()
 		return nil, err
 	}
+	params := mount.Params{RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB}
+	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
+	h.shells = make(map[int][]*runner.Shell)
 	h.cpuRate = float64(runtime.NumCPU())
 	if q := cfg.Limits.CPUMax; q.Quota > 0 {
 		h.cpuRate = min(h.cpuRate, float64(q.Quota)/float64(q.Period))
@@ -170,9 +185,12 @@ func (h *host) sweep(cgroupName string) error {
 
 func (h *host) close() error {
 	h.bg.Wait()
-	var err error
+	h.shellMu.Lock()
+	h.closing = true
+	h.shellMu.Unlock()
+	err := h.dropShells()
 	if h.service != nil {
-		err = h.service.Destroy()
+		err = errors.Join(err, h.service.Destroy())
 	}
 	if h.runMounted {
 		err = errors.Join(err, unix.Unmount(h.runDir, unix.MNT_DETACH))
@@ -193,7 +211,6 @@ type request struct {
 	slot             int // the identity slot
 	dir, ws, tmp     string
 	initUID, taskUID int
-	plan             mount.Plan
 	budget           *runner.Budget
 	ntask            atomic.Int64
 
@@ -203,10 +220,14 @@ type request struct {
 	ready    []*cell    // cells built ahead, not yet used
 }
 
-// cell is a sandbox built ahead of its task, with the task's cgroup.
+// cell is a task started ahead in a shell of the request's identity
+// slot, with the task's cgroup.
 type cell struct {
 	c     *runner.Cell
 	group *cgroup.Group
+	shell *runner.Shell
+	h     *host
+	slot  int
 }
 
 // newRequest makes the environment of a request for identity slot slot:
@@ -255,9 +276,6 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 			return nil, fmt.Errorf("mount workspace %s: %w", m.dir, err)
 		}
 	}
-	rq.plan = mount.Build(mount.Params{
-		RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB,
-	}, h.sys)
 	return rq, nil
 }
 
@@ -324,7 +342,7 @@ func (rq *request) cellSpec() initproc.CellSpec {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
 	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.CellSpec{
-		Mounts:   rq.plan,
+		Mounts:   rq.h.shellPlan,
 		Hostname: "svc",
 		UID:      taskUID,
 		GID:      taskGID,
@@ -359,21 +377,70 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	cc := &runner.CellConfig{
-		Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID,
-		CgroupProcs: tg.ProcsFiles(),
-		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
-	}
-	c, err := runner.Build(ctx, cc)
+	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
-	return &cell{c: c, group: tg}, nil
+	c, err := sh.Cell(ctx, &runner.ShellTask{
+		CgroupProcs: tg.ProcsFiles(),
+		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
+		Mounts:      rq.h.taskMounts,
+	})
+	if err != nil {
+		sh.Close()
+		return nil, err
+	}
+	return &cell{c: c, group: tg, shell: sh, h: rq.h, slot: rq.slot}, nil
 }
 
-// close kills the cell if unused, releases it and removes its cgroup.
+// takeShell returns an idle shell of the request's identity slot, or
+// builds one.
+func (h *host) takeShell(ctx context.Context, rq *request) (*runner.Shell, error) {
+	h.shellMu.Lock()
+	if idle := h.shells[rq.slot]; len(idle) > 0 {
+		sh := idle[len(idle)-1]
+		h.shells[rq.slot] = idle[:len(idle)-1]
+		h.shellMu.Unlock()
+		return sh, nil
+	}
+	h.shellMu.Unlock()
+	return runner.BuildShell(ctx, &runner.ShellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID})
+}
+
+// dropShells closes the idle shells.
+func (h *host) dropShells() error {
+	h.shellMu.Lock()
+	shells := h.shells
+	h.shells = make(map[int][]*runner.Shell)
+	h.shellMu.Unlock()
+	var err error
+	for _, idle := range shells {
+		for _, sh := range idle {
+			err = errors.Join(err, sh.Close())
+		}
+	}
+	return err
+}
+
+// putShell keeps a shell whose task is done for the slot's next one, or
+// closes it.
+func (h *host) putShell(slot int, sh *runner.Shell) error {
+	h.shellMu.Lock()
+	if sh.Usable() && !h.closing && len(h.shells[slot]) < maxIdleShells {
+		h.shells[slot] = append(h.shells[slot], sh)
+		h.shellMu.Unlock()
+		return nil
+	}
+	h.shellMu.Unlock()
+	return sh.Close()
+}
+
+// close ends the cell's task if unused, gives its shell back and removes
+// its cgroup.
 func (c *cell) close() error {
-	return errors.Join(c.c.Close(), c.group.Remove())
+	err := c.c.Close()
+	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
+	return errors.Join(err, c.group.Remove())
 }
 
 // prepare builds n cells for the request's coming tasks in the background.

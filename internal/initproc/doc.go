@@ -35,12 +35,24 @@
 //  4. reaps every process of the PID namespace until the task exits, writes
 //     the task's wait status, and exits (the kernel then kills the rest).
 //
+// A shell's init (shell_main, spawn flag SVC_SPAWN_SHELL) builds the
+// sandbox once and then runs one task after another in it. Its fd 3 is a
+// stream socket to the parent: the cell frame, then per task a struct
+// svc_task with the task's fds and its frame of mount records (the
+// workspace and /tmp trees, a fresh /dev/shm). For each task it makes
+// those mounts and clones the task process as above, in a new IPC
+// namespace; once the task has exited it kills every other process of the
+// PID namespace (kill(-1)), reaps them all and answers 'G' (gone); then it
+// undoes the task's mounts, resets ns_last_pid so the next task is pid 2
+// again, and answers 'C' (clean). A shell's /proc is mounted
+// hidepid=invisible: tasks see their own processes, not the init.
+//
 // The task process sets its rlimits, drops the capability bounding set,
 // moves itself into the task's cgroups (writing "0" to each cgroup.procs
 // file) and enters a new cgroup namespace rooted there, so that the
 // task's statistics count the task alone, without the init and the
-// sandbox's setup; then it switches to the unprivileged task identity, clears every capability set,
-// keeps only fds 0-4, says it is ready and blocks reading its command from
+// sandbox's setup; then it switches to the unprivileged task identity,
+// clears every capability set, keeps only fds 0-4, says it is ready and blocks reading its command from
 // fd 3: the sandbox is built ahead of its task. Once released it enters
 // the working directory, sets no_new_privs, installs the seccomp filter
 // and calls execve, searching PATH itself.

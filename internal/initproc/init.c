@@ -52,6 +52,10 @@ static int status_fd = SVC_FD_STATUS;
 // operations.
 static int ncgroup, ntree;
 
+// shell: this init is a shell (SVC_SPAWN_SHELL); last_pid is then its
+// PID namespace's ns_last_pid, opened while /proc/sys was still writable.
+static int shell, last_pid = -1;
+
 static int tree_fd(int i)
 {
 	return SVC_FD_CGROUP + ncgroup + i;
@@ -159,6 +163,17 @@ static void apply_mount(const struct rec *r)
 		rc = mount(nonempty(src), dst, nonempty(fstype), flags, nonempty(data));
 		if (rc == 0 && attr)
 			rc = mount_setattr_(dst, 0, attr, 0);
+		if (rc == 0 && shell && fstype && !strcmp(fstype, "proc")) {
+			// Before the plan binds /proc/sys read-only: the shell
+			// resets the PID sequence after each task.
+			char path[4096];
+			snprintf(path, sizeof path, "%s/sys/kernel/ns_last_pid", dst);
+			int fd = open(path, O_WRONLY | O_CLOEXEC);
+			// Above the fds a task's files take (shell_recv).
+			if (fd < 0 || (last_pid = fcntl(fd, F_DUPFD_CLOEXEC, 32)) < 0)
+				die("open", path);
+			close(fd);
+		}
 	} else if (!strcmp(op, SVC_MNT_BIND)) {
 		// A recursive bind, then the attributes on every mount of the
 		// tree at once: a plain remount would leave submounts writable.
@@ -369,6 +384,9 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	unsigned long long uid = 0, gid = 0;
 
 	prctl(PR_SET_NAME, "svc-task", 0, 0, 0);
+	// A shell ignores SIGPIPE (its parent may close a status pipe
+	// first); the task gets the default, as any program expects.
+	signal(SIGPIPE, SIG_DFL);
 	if (setsid() < 0)
 		die("setsid", NULL);
 	for (int i = 0; i < ncell; i++) {
@@ -450,17 +468,31 @@ static int task_entry(void *arg)
 // root of its user namespace. It builds the sandbox from the cell frame,
 // forks the task process and reaps every process of the PID namespace
 // until the task exits. Returning makes the kernel kill the rest.
+static void setup(struct rec *recs, int nrec);
+static pid_t start_task(struct rec *recs, int nrec, int flags);
+static void wait_task(pid_t task);
+
 static int cell_main(void)
 {
 	size_t len;
 	char *buf = read_frame(SVC_FD_CONFIG, &len);
 	struct rec *recs;
 	int nrec = parse(buf, len, &recs);
+	setup(recs, nrec);
+	pid_t task = start_task(recs, nrec, 0);
+	close(SVC_FD_CONFIG);
+	wait_task(task);
+	return 0;
+}
+
+// setup applies the cell frame: the mount plan, the host name, and makes
+// the init non-dumpable.
+static void setup(struct rec *recs, int nrec)
+{
 	const char *hostname = "svc";
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_HOSTNAME)
 			hostname = recs[i].data;
-
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
@@ -474,20 +506,29 @@ static int cell_main(void)
 	// /proc files (exe, environ, mem) even where uids would allow it.
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		die("prctl", "dumpable");
+}
 
-	// The task process shares the init's memory until its execve, and
-	// the init waits meanwhile (CLONE_VM|CLONE_VFORK, as posix_spawn):
-	// no copy of the init's page tables to make, fault in and tear down
-	// again at the execve. The init has nothing to do until then, and the
-	// task process runs only this file's code before it; it has a stack
-	// of its own.
-	struct task_args args = {recs, nrec};
-	size_t stack_size = 256 * 1024;
-	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED)
-		die("mmap", "task stack");
-	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+// start_task clones the task process (see task_main) with the extra
+// clone flags and drops the init's copies of its stdio and cgroup files.
+//
+// The task process shares the init's memory until its execve, and the
+// init waits meanwhile (CLONE_VM|CLONE_VFORK, as posix_spawn): no copy of
+// the init's page tables to make, fault in and tear down again at the
+// execve. The init has nothing to do until then, and the task process runs
+// only this file's code before it; it has a stack of its own.
+static pid_t start_task(struct rec *recs, int nrec, int flags)
+{
+	static char *stack;
+	static struct task_args args;
+	const size_t stack_size = 256 * 1024;
+	if (!stack) {
+		stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack == MAP_FAILED)
+			die("mmap", "task stack");
+	}
+	args = (struct task_args){recs, nrec};
+	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | flags, &args);
 	if (task < 0)
 		die("clone", "task");
 	// The init keeps no copy of the task's stdio or config: the task's
@@ -495,19 +536,157 @@ static int cell_main(void)
 	close(0);
 	close(1);
 	close(2);
-	close(SVC_FD_CONFIG);
 	for (int i = 0; i < ncgroup; i++)
 		close(SVC_FD_CGROUP + i);
+	return task;
+}
 
+// wait_task reaps processes of the PID namespace until the task exits,
+// and writes its wait status.
+static void wait_task(pid_t task)
+{
 	for (;;) {
 		int st;
 		pid_t pid = waitpid(-1, &st, __WALL);
 		if (pid == task) {
 			report(SVC_REC_EXIT, "%d", st);
-			return 0;
+			return;
 		}
 		if (pid < 0 && errno != EINTR)
 			die("waitpid", NULL);
+	}
+}
+
+// The control socket of a shell, moved out of the task's fd range.
+static int ctl = -1;
+
+// shell_recv receives one task on the control socket: its fds go to 0-4,
+// its cgroup files from SVC_FD_CGROUP on and its trees after them; its
+// mount records are returned. It returns NULL at EOF: the parent is done
+// with the shell.
+static char *shell_recv(size_t *len)
+{
+	struct svc_task t;
+	struct iovec iov = {.iov_base = &t, .iov_len = sizeof t};
+	union {
+		char buf[CMSG_SPACE(SVC_SPAWN_MAX_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t n;
+	do
+		n = recvmsg(ctl, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return NULL;
+	int fds[SVC_SPAWN_MAX_FDS], nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int i = 0; i < k && nfds < SVC_SPAWN_MAX_FDS; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	int want = 5 + (int)t.nprocs + (int)t.ntrees;
+	if (n != sizeof t || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || t.version != SVC_TASK_VERSION ||
+	    nfds != want || SVC_FD_CGROUP + want - 5 > 32 || t.framelen > (1 << 20)) {
+		errno = EINVAL;
+		die("shell: bad task message", NULL);
+	}
+	// Into place, through fds above the range so none is overwritten.
+	int tmp[SVC_SPAWN_MAX_FDS];
+	for (int i = 0; i < nfds; i++)
+		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0 || close(fds[i]) < 0)
+			die("shell: task fds", NULL);
+	for (int i = 0; i < nfds; i++)
+		if (dup3(tmp[i], i, 0) < 0 || close(tmp[i]) < 0)
+			die("shell: task fds", NULL);
+	ncgroup = t.nprocs;
+	ntree = t.ntrees;
+	char *buf = malloc(t.framelen + 1);
+	if (!buf)
+		die("shell: task frame", "malloc");
+	for (size_t got = 0; got < t.framelen;) {
+		ssize_t r = read(ctl, buf + got, t.framelen - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			die("shell: task frame", r == 0 ? "EOF" : NULL);
+		got += r;
+	}
+	*len = t.framelen;
+	return buf;
+}
+
+// shell_main is the init of a shell: PID 1 of its namespace, as
+// cell_main, but it builds the sandbox once and then runs one task after
+// another in it (see SVC_SPAWN_SHELL). Each task gets its own IPC
+// namespace, its cgroups, its workspace, /tmp and /dev/shm (its mount
+// records) and its stdio; after it, every process of the namespace is
+// killed and reaped, the task's mounts are undone and the PID sequence
+// starts again at 2, so the next task finds what the first found. /proc
+// is mounted with hidepid=invisible: a task sees its own processes only,
+// not the shell. Anything unexpected ends the shell; the parent then
+// makes another.
+static int shell_main(void)
+{
+	size_t len;
+	char *buf = read_frame(SVC_FD_CONFIG, &len);
+	struct rec *recs;
+	int nrec = parse(buf, len, &recs);
+	signal(SIGPIPE, SIG_IGN);
+	if ((ctl = fcntl(SVC_FD_CONFIG, F_DUPFD_CLOEXEC, 32)) < 0)
+		die("shell: control socket", NULL);
+	close(SVC_FD_CONFIG);
+	setup(recs, nrec);
+	if (last_pid < 0) {
+		errno = EINVAL;
+		die("shell: no proc mount in the plan", NULL);
+	}
+	report(SVC_REC_READY, "");
+	close(0);
+	close(1);
+	close(2);
+	close(status_fd);
+
+	for (;;) {
+		char *tbuf = shell_recv(&len);
+		if (!tbuf)
+			return 0;
+		struct rec *trecs;
+		int ntrec = parse(tbuf, len, &trecs);
+		for (int i = 0; i < ntrec; i++)
+			if (trecs[i].tag == SVC_REC_MOUNT)
+				apply_mount(&trecs[i]);
+		for (int i = 0; i < ntree; i++)
+			close(tree_fd(i));
+		pid_t task = start_task(recs, nrec, CLONE_NEWIPC);
+		close(SVC_FD_CONFIG);
+		wait_task(task);
+		close(status_fd);
+		// Every process the task left: killed (all but this one) and
+		// reaped, so none outlives it into the next task.
+		kill(-1, SIGKILL);
+		for (;;) {
+			pid_t pid = waitpid(-1, NULL, __WALL);
+			if (pid < 0 && errno == ECHILD)
+				break;
+			if (pid < 0 && errno != EINTR)
+				die("waitpid", NULL);
+		}
+		char gone = SVC_SHELL_GONE;
+		if (write(ctl, &gone, 1) != 1)
+			return 0;
+		for (int i = ntrec - 1; i >= 0; i--)
+			if (trecs[i].tag == SVC_REC_MOUNT && umount2(field(&trecs[i], 2), MNT_DETACH) < 0)
+				die("shell: undo mount", field(&trecs[i], 2));
+		if (pwrite(last_pid, "1", 1, 0) != 1)
+			die("shell: reset ns_last_pid", NULL);
+		free(trecs);
+		free(tbuf);
+		char clean = SVC_SHELL_CLEAN;
+		if (write(ctl, &clean, 1) != 1)
+			return 0;
 	}
 }
 
@@ -518,7 +697,7 @@ static int cell_main(void)
 // namespace. The zygote never writes
 // the go byte if anything failed, and its death (the read ends with EOF)
 // stops the child as well.
-static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int ntr, int sync_r, int sync_w)
+static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int ntr, int is_shell, int sync_r, int sync_w)
 {
 	int keep = SVC_FD_CGROUP + ncg + ntr, tmp[SVC_SPAWN_MAX_FDS];
 	char go;
@@ -538,11 +717,12 @@ static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int nt
 	close_from(keep);
 	ncgroup = ncg;
 	ntree = ntr;
+	shell = is_shell;
 	if (setresgid(0, 0, 0) < 0)
 		die("setresgid", "0");
 	if (setresuid(0, 0, 0) < 0)
 		die("setresuid", "0");
-	_exit(cell_main());
+	_exit(shell ? shell_main() : cell_main());
 }
 
 // The zygote.
@@ -599,7 +779,7 @@ static int write_proc(pid_t pid, const char *name, const char *s)
 static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int nfds)
 {
 	int want = 6 + (int)req->nprocs + (int)req->ntrees;
-	if (req->version != SVC_SPAWN_VERSION || req->flags != 0 || nfds != want || want > SVC_SPAWN_MAX_FDS) {
+	if (req->version != SVC_SPAWN_VERSION || (req->flags & ~SVC_SPAWN_SHELL) || nfds != want || want > SVC_SPAWN_MAX_FDS) {
 		zreply(-1, -1, EINVAL, "bad spawn request (version %u, flags %u, %d fds, want %d)",
 		       req->version, req->flags, nfds, want);
 		return;
@@ -626,7 +806,7 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	ca.pidfd = (uintptr_t)&pidfd;
 	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0)
-		cell_child(fds, (int)req->nprocs, (int)req->ntrees, sync[0], sync[1]);
+		cell_child(fds, (int)req->nprocs, (int)req->ntrees, req->flags & SVC_SPAWN_SHELL, sync[0], sync[1]);
 	int cerr = errno;
 	// Never clone into a used network namespace again: a zygote that
 	// cannot return to its own dies, and the parent starts another.

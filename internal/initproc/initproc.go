@@ -43,6 +43,10 @@ type SpawnRequest struct {
 const (
 	SpawnVersion = C.SVC_SPAWN_VERSION
 	SpawnMaxFDs  = C.SVC_SPAWN_MAX_FDS
+	SpawnShell   = C.SVC_SPAWN_SHELL // the init is a shell (see Shell in internal/runner)
+	TaskVersion  = C.SVC_TASK_VERSION
+	ShellGone    = C.SVC_SHELL_GONE  // a shell's first answer: every process of the task is gone
+	ShellClean   = C.SVC_SHELL_CLEAN // its second: the task's mounts are undone, the shell ready
 )
 
 // Encode returns the request as the zygote reads it.
@@ -129,7 +133,19 @@ func u(v uint64) string { return strconv.FormatUint(v, 10) }
 // the records.
 func (s *CellSpec) Encode() []byte {
 	b := records(make([]byte, 4, 4096))
-	for _, op := range s.Mounts {
+	b.mounts(s.Mounts)
+	b.rec(C.SVC_REC_HOSTNAME, s.Hostname)
+	b.rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))
+	for _, r := range s.Rlimits {
+		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
+	}
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// mounts appends a mount record per operation.
+func (b *records) mounts(plan mount.Plan) {
+	for _, op := range plan {
 		opt := "0"
 		if op.Optional {
 			opt = "1"
@@ -137,12 +153,13 @@ func (s *CellSpec) Encode() []byte {
 		b.rec(C.SVC_REC_MOUNT, string(op.Kind), op.Src, op.Dst, op.FSType, op.Data,
 			u(uint64(op.Flags)), u(op.Attr), opt)
 	}
-	b.rec(C.SVC_REC_HOSTNAME, s.Hostname)
-	b.rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))
-	for _, r := range s.Rlimits {
-		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
-	}
-	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+}
+
+// EncodeMounts returns the mount records of plan: the frame of a shell's
+// task (struct svc_task's framelen bytes).
+func EncodeMounts(plan mount.Plan) []byte {
+	var b records
+	b.mounts(plan)
 	return b
 }
 

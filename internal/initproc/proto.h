@@ -34,6 +34,28 @@ struct svc_spawn {
 #define SVC_SPAWN_VERSION 3
 #define SVC_SPAWN_MAX_FDS 16
 
+// flags: the init is a shell, which runs one task after another. Its fd 3
+// is a stream socket to the parent (the control socket): first the cell
+// frame, then per task a struct svc_task with the task's fds (SCM_RIGHTS)
+// and its frame of mount records (see struct svc_task).
+#define SVC_SPAWN_SHELL 1
+
+// One task of a shell: this struct, with the fds stdin, stdout, stderr,
+// config, status, nprocs cgroup.procs files and ntrees mount trees, then
+// framelen bytes of mount records (the task's own mounts, undone after).
+// The shell answers each task twice on the control socket: SVC_SHELL_GONE
+// once every process of it is killed and reaped, SVC_SHELL_CLEAN once its
+// mounts are undone and the shell is ready for another.
+struct svc_task {
+	uint32_t version;
+	uint32_t nprocs, ntrees;
+	uint32_t framelen;
+};
+
+#define SVC_TASK_VERSION 1
+#define SVC_SHELL_GONE 'G'
+#define SVC_SHELL_CLEAN 'C'
+
 // The first cgroup.procs fd of an init and its task process.
 #define SVC_FD_CGROUP 5
 

@@ -201,6 +201,35 @@ var devLinks = [][2]string{
 // instead of the state directory's eight or so for each of some forty
 // operations.
 func Build(p Params, sys []SystemEntry) Plan {
+	plan := append(root(p, sys, ""), TaskMounts(p)...)
+	return append(plan, Op{Kind: Pivot, Dst: "."})
+}
+
+// ShellPlan returns the plan of a shell's sandbox, which runs one task
+// after another: Build's without the task's own mounts ([TaskMounts],
+// which the shell makes for each task and undoes after it), and with /proc
+// mounted hidepid=invisible, so that a task sees its own processes and not
+// the shell's init.
+func ShellPlan(p Params, sys []SystemEntry) Plan {
+	return append(root(p, sys, "hidepid=invisible"), Op{Kind: Pivot, Dst: "."})
+}
+
+// TaskMounts are the mounts of one task, relative to the sandbox's root
+// (its working directory before and after pivot_root): the workspace and
+// /tmp trees, attached read-write at /svc and /tmp, and a fresh /dev/shm.
+func TaskMounts(p Params) Plan {
+	return Plan{
+		{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
+		{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
+		{Kind: Mount, Src: "svc-shm", Dst: "dev/shm", FSType: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
+	}
+}
+
+// root is the plan of a sandbox up to its task's own mounts; procData are
+// the options of its procfs.
+func root(p Params, sys []SystemEntry, procData string) Plan {
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
 		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
@@ -216,10 +245,6 @@ func Build(p Params, sys []SystemEntry) Plan {
 			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: e.Name, Attr: ro | nosuid | nodev})
 		}
 	}
-	plan = append(plan,
-		Op{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
-		Op{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
-	)
 
 	// /dev: a directory of the root with the harmless devices bound from
 	// the host. A device bind is read-only: a device node is written
@@ -232,7 +257,7 @@ func Build(p Params, sys []SystemEntry) Plan {
 
 	// /proc of the task's own PID namespace.
 	plan = append(plan,
-		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc",
+		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc", Data: procData,
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
 		Op{Kind: Bind, Src: "proc/sys", Dst: "proc/sys", Attr: ro | nosuid | nodev | noexec},
 	)
@@ -250,9 +275,7 @@ func Build(p Params, sys []SystemEntry) Plan {
 		}
 	}
 
-	plan = append(plan, Op{Kind: Mount, Src: "svc-shm", Dst: shm, FSType: "tmpfs",
-		Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-		Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)})
-
-	return append(plan, Op{Kind: Pivot, Dst: "."})
+	// The masks bind the empty /dev/shm: its tmpfs comes with the task's
+	// mounts, after them.
+	return plan
 }

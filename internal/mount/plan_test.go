@@ -157,3 +157,33 @@ func TestScanRootFS(t *testing.T) {
 		t.Errorf("/usr not found as a directory: %+v", sys)
 	}
 }
+
+// TestShellPlan: a shell's plan is Build's without the task's own mounts,
+// which TaskMounts gives, and with the init invisible in /proc.
+func TestShellPlan(t *testing.T) {
+	p := Params{RootFS: "/host", Skeleton: "/skel", ShmSize: 1 << 20}
+	shell, task, cell := ShellPlan(p, testSys), TaskMounts(p), Build(p, testSys)
+	if len(shell)+len(task) != len(cell) {
+		t.Errorf("shell %d + task %d ops, cell %d", len(shell), len(task), len(cell))
+	}
+	for _, op := range task {
+		if slices.ContainsFunc(shell, func(o Op) bool { return o.Dst == op.Dst }) {
+			t.Errorf("task mount %+v in the shell's plan", op)
+		}
+		if !slices.ContainsFunc(cell, func(o Op) bool { return o == op }) {
+			t.Errorf("task mount %+v not in the cell's plan", op)
+		}
+	}
+	if n := len(shell); shell[n-1].Kind != Pivot {
+		t.Errorf("last op %+v, want pivot_root", shell[n-1])
+	}
+	i := slices.IndexFunc(shell, func(o Op) bool { return o.FSType == "proc" })
+	if i < 0 || shell[i].Data != "hidepid=invisible" {
+		t.Errorf("shell proc mount %+v, want hidepid=invisible", shell)
+	}
+	for _, dst := range []string{"svc", "tmp", "dev/shm"} {
+		if !slices.ContainsFunc(task, func(o Op) bool { return o.Dst == dst }) {
+			t.Errorf("no task mount of %s", dst)
+		}
+	}
+}

@@ -121,7 +121,11 @@ func (b *Budget) take(n int64) int64 {
 // ([Cell.Close]); it is never reused. Its methods are
 // not safe for concurrent use.
 type Cell struct {
-	pid int
+	// shell, when set, runs the cell's task (see Shell): kills go to it,
+	// and the cell ends with its answer instead of its init's exit.
+	shell *Shell
+	clean bool // the shell answered: all gone, mounts undone
+	pid   int
 	// mu guards pidfd: a kill (a timer, ctx) may come at any time, even
 	// while the cell is closed.
 	mu     sync.Mutex
@@ -268,6 +272,10 @@ func (c *Cell) Pid() int { return c.pid }
 
 // kill kills the init, and with it every process of the cell.
 func (c *Cell) kill() {
+	if c.shell != nil {
+		c.shell.kill()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.pidfd != nil {
@@ -281,6 +289,9 @@ func (c *Cell) kill() {
 // is kept for another cell when no process of the cell could have changed
 // it or, read once they are all gone, it is unchanged (see netns.go).
 func (c *Cell) Close() error {
+	if c.shell != nil {
+		return c.closeShell()
+	}
 	c.kill()
 	err := c.waitExit()
 	c.close()
@@ -296,6 +307,30 @@ func (c *Cell) Close() error {
 		}
 		c.netns = nil
 	}
+	return err
+}
+
+// closeShell ends a cell of a shell and gives the shell back once it has
+// undone the task's mounts. An unused cell's task process reads its
+// config's EOF without a command and exits, and the shell cleans up as
+// after any task.
+func (c *Cell) closeShell() error {
+	if !c.reaped {
+		for _, f := range []**os.File{&c.config, &c.stdin} {
+			if *f != nil {
+				(*f).Close()
+				*f = nil
+			}
+		}
+	}
+	err := c.waitExit()
+	if c.clean {
+		// Then the task's mounts undone, off the task's critical path.
+		c.clean, err = c.shell.answer(initproc.ShellClean)
+	}
+	c.close()
+	c.shell.release(c.clean, c.netUsed)
+	c.netns = nil // the shell's
 	return err
 }
 
@@ -318,6 +353,12 @@ func (c *Cell) close() {
 // the pidfd readable only once the init's PID namespace is empty, so
 // every process of the task is gone then.
 func (c *Cell) waitExit() error {
+	if c.shell != nil && !c.reaped {
+		var err error
+		c.clean, err = c.shell.answer(initproc.ShellGone)
+		c.reaped = true
+		return err
+	}
 	if c.pidfd == nil || c.reaped {
 		return nil
 	}

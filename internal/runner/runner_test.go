@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates namespaces and mounts")

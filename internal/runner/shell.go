@@ -1,0 +1,291 @@
+package runner
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svc-sandbox/svc/internal/initproc"
+	"github.com/svc-sandbox/svc/internal/mount"
+)
+
+// A Shell is a sandbox that runs one task after another: its init
+// (init.c's shell_main) builds the user, mount, PID and UTS namespaces
+// once, and for each task makes what is the task's own (an IPC namespace,
+// its cgroups, its workspace, /tmp and /dev/shm, its stdio), then kills
+// and reaps every process the task left, undoes its mounts and restarts
+// the PID sequence. A shell that cannot say so, or whose network
+// namespace a task changed, is not used again. A shell keeps the identity
+// (host ids) it was built with.
+type Shell struct {
+	pid int
+	// mu guards pidfd: a kill may come at any time.
+	mu    sync.Mutex
+	pidfd *os.File
+	ctl   *os.File // our end of the control socket
+	netns *netns
+	// netDirty: a task that may have made a socket ran since the network
+	// namespace last read as when it was made.
+	netDirty bool
+	tasks    int         // cells given out
+	busy     bool        // a cell of it is out
+	dead     atomic.Bool // the init is gone or must go: never used again
+}
+
+// ShellConfig describes the sandbox of a shell; Spec.Mounts is a
+// mount.ShellPlan.
+type ShellConfig struct {
+	Spec             initproc.CellSpec
+	InitUID, TaskUID int
+}
+
+// ShellTask is what one task of a shell has of its own.
+type ShellTask struct {
+	CgroupProcs []string   // as CellConfig's
+	Trees       []string   // as CellConfig's
+	Mounts      mount.Plan // mount.TaskMounts
+}
+
+var shellCounts struct{ made, cells atomic.Int64 }
+
+// ShellCounts returns how many shells were built and how many cells they
+// gave out, so tests and benchmarks can tell a reused shell.
+func ShellCounts() (made, cells int64) { return shellCounts.made.Load(), shellCounts.cells.Load() }
+
+// BuildShell makes a shell and returns once its sandbox is built.
+func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
+	z, err := theZygote()
+	if err != nil {
+		return nil, err
+	}
+	s := &Shell{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shell socket: %w", err)
+	}
+	s.ctl = os.NewFile(uintptr(pair[0]), "shell")
+	theirCtl := os.NewFile(uintptr(pair[1]), "shell")
+	defer theirCtl.Close()
+	statR, statW, err := pipe(false)
+	if err != nil {
+		return nil, fmt.Errorf("shell status pipe: %w", err)
+	}
+	defer statR.Close()
+	defer statW.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	if s.netns, err = freshNetns(); err != nil {
+		return nil, err
+	}
+	req := &initproc.SpawnRequest{
+		Version: initproc.SpawnVersion, Flags: initproc.SpawnShell,
+		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
+		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
+	}
+	if s.pid, s.pidfd, err = z.spawn(req, []*os.File{null, null, null, theirCtl, statW, s.netns.f}); err != nil {
+		return nil, fmt.Errorf("start sandbox shell: %w", err)
+	}
+	theirCtl.Close()
+	statW.Close()
+
+	stop := context.AfterFunc(ctx, s.kill)
+	defer stop()
+	statR.SetReadDeadline(time.Now().Add(SetupTimeout))
+	if _, err := s.ctl.Write(c.Spec.Encode()); err != nil {
+		return nil, fmt.Errorf("send shell config: %w", err)
+	}
+	if err := initproc.NewStatus(statR).WaitReady(); err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	shellCounts.made.Add(1)
+	return s, nil
+}
+
+// Cell starts a task of the shell and returns once its task process
+// waits for its command, as Build does. The shell is busy until the
+// cell's Close.
+func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
+	if s.busy || s.dead.Load() {
+		return nil, errors.New("sandbox shell: busy or gone")
+	}
+	s.busy = true
+	if s.tasks++; s.tasks > 1 {
+		netCounts.reused.Add(1) // the shell's namespace, for another task
+	}
+	cell := &Cell{shell: s, pid: s.pid, netns: s.netns}
+	var theirs []*os.File
+	defer func() {
+		for _, f := range theirs {
+			f.Close()
+		}
+		if err != nil {
+			// The shell may hold half a task: it goes, and the caller
+			// closes it.
+			s.kill()
+			s.busy = false
+			cell.close()
+		}
+	}()
+	for _, p := range []struct {
+		mine  **os.File
+		write bool // the init writes
+	}{{&cell.stdin, false}, {&cell.stdout, true}, {&cell.stderr, true}, {&cell.config, false}, {&cell.statR, true}} {
+		mine, their, err := pipe(!p.write)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox pipes: %w", err)
+		}
+		*p.mine, theirs = mine, append(theirs, their)
+	}
+	hdr := struct{ version, nprocs, ntrees, framelen uint32 }{version: initproc.TaskVersion}
+	for _, p := range t.CgroupProcs {
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
+		}
+		theirs = append(theirs, os.NewFile(uintptr(fd), p))
+		hdr.nprocs++
+	}
+	for _, p := range t.Trees {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return nil, fmt.Errorf("clone the mount of %s: %w", p, err)
+		}
+		theirs = append(theirs, os.NewFile(uintptr(fd), p))
+		hdr.ntrees++
+	}
+	frame := initproc.EncodeMounts(t.Mounts)
+	hdr.framelen = uint32(len(frame))
+	b := binary.NativeEndian.AppendUint32(nil, hdr.version)
+	for _, v := range []uint32{hdr.nprocs, hdr.ntrees, hdr.framelen} {
+		b = binary.NativeEndian.AppendUint32(b, v)
+	}
+	fds := make([]int, len(theirs))
+	for i, f := range theirs {
+		fds[i] = int(f.Fd())
+	}
+	if err := unix.Sendmsg(int(s.ctl.Fd()), b, unix.UnixRights(fds...), nil, 0); err != nil {
+		return nil, fmt.Errorf("send a task to the shell: %w", err)
+	}
+	runtime.KeepAlive(theirs)
+	if _, err := s.ctl.Write(frame); err != nil {
+		return nil, fmt.Errorf("send a task to the shell: %w", err)
+	}
+	for _, f := range theirs {
+		f.Close()
+	}
+	theirs = nil
+
+	stop := context.AfterFunc(ctx, cell.kill)
+	defer stop()
+	cell.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
+	cell.status = initproc.NewStatus(cell.statR)
+	if err := cell.status.WaitReady(); err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	cell.statR.SetReadDeadline(time.Time{})
+	shellCounts.cells.Add(1)
+	return cell, nil
+}
+
+// kill kills the shell's init, and with it every process of the shell.
+func (s *Shell) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dead.Store(true)
+	if s.pidfd != nil {
+		unix.PidfdSendSignal(int(s.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	}
+}
+
+// answer waits for the shell's answer want to its task (see
+// initproc.ShellGone and ShellClean). It returns false if the shell is
+// gone instead; its init is then reaped.
+func (s *Shell) answer(want byte) (bool, error) {
+	var b [1]byte
+	if _, err := io.ReadFull(s.ctl, b[:]); err == nil && b[0] == want {
+		return true, nil
+	}
+	s.kill()
+	return false, s.reap()
+}
+
+// reap waits for the init's exit and reaps it.
+func (s *Shell) reap() error {
+	s.mu.Lock()
+	pidfd := s.pidfd
+	s.pidfd = nil
+	s.mu.Unlock()
+	if pidfd == nil {
+		return nil
+	}
+	defer pidfd.Close()
+	c := &Cell{pidfd: pidfd}
+	return c.waitExit()
+}
+
+// release takes back the shell after its cell: it may run another task if
+// the task ended cleanly and left the network namespace as it was made.
+func (s *Shell) release(clean, netUsed bool) {
+	s.busy = false
+	s.netDirty = s.netDirty || netUsed
+	if !clean || s.dead.Load() {
+		s.dead.Store(true)
+		return
+	}
+	if s.netDirty {
+		if same, err := s.netns.unchanged(); err != nil || !same {
+			s.kill()
+			return
+		}
+		netCounts.kept.Add(1)
+		s.netDirty = false
+	}
+}
+
+// Usable reports whether the shell can run another task.
+func (s *Shell) Usable() bool { return !s.dead.Load() && !s.busy }
+
+// Close ends the shell: its init and every process in it are gone when
+// it returns.
+func (s *Shell) Close() error {
+	s.kill()
+	err := s.reap()
+	if s.ctl != nil {
+		s.ctl.Close()
+	}
+	if s.netns != nil {
+		// Every process in it is gone: another cell may have it, as
+		// any namespace given back (see releaseNetns).
+		if err == nil {
+			releaseNetns(s.netns, s.netDirty)
+		} else {
+			netCounts.destroyed.Add(1)
+			s.netns.close()
+		}
+		s.netns = nil
+	}
+	return err
+}

@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-sandbox/svc/internal/initproc"
+	"github.com/svc-sandbox/svc/internal/mount"
+)
+
+// testShell builds a shell like testCell's sandbox.
+func testShell(t testing.TB) *Shell {
+	t.Helper()
+	sys, err := mount.ScanRootFS("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	if err := mount.MakeSkeleton(filepath.Join(dir, "skel"), sys); err != nil {
+		t.Fatal(err)
+	}
+	plan := mount.ShellPlan(mount.Params{RootFS: "/", Skeleton: filepath.Join(dir, "skel"), ShmSize: 1 << 20}, sys)
+	s, err := BuildShell(context.Background(), &ShellConfig{
+		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
+		InitUID: 1_500_000, TaskUID: 1_500_001,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// shellTask returns a task of a shell with a workspace and /tmp of its
+// own, as each request has.
+func shellTask(t testing.TB) *ShellTask {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	var trees []string
+	for _, d := range []string{"svc", "tmp"} {
+		p := filepath.Join(dir, d)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(p, 1_500_001, 1_500_001)
+		trees = append(trees, p)
+	}
+	return &ShellTask{Trees: trees, Mounts: mount.TaskMounts(mount.Params{ShmSize: 1 << 20})}
+}
+
+func runShell(t *testing.T, s *Shell, argv ...string) *Result {
+	t.Helper()
+	c, err := s.Cell(context.Background(), shellTask(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Run(context.Background(), testTask(argv...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// leaver is a hostile first task: it leaves what it can for the next one
+// to find. Processes of its own (in the background, in a new session,
+// stopped), files in /tmp and /dev/shm, a SysV shared memory segment, a
+// POSIX message queue and an abstract unix socket listening, then exits.
+const leaver = `
+import ctypes, os, signal, socket, subprocess, time
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.shmget(0x5cc, 4096, 0o1000 | 0o600) >= 0, "shmget"
+mq = libc.mq_open(b"/svc-left", os.O_CREAT | os.O_RDWR, 0o600, None)
+assert mq >= 0, "mq_open"
+open("/tmp/left", "w").write("x")
+open("/dev/shm/left", "w").write("x")
+s = socket.socket(socket.AF_UNIX); s.bind("\0svc-left"); s.listen()
+subprocess.Popen(["sleep", "1000"], start_new_session=True)
+p = subprocess.Popen(["sleep", "1000"]); os.kill(p.pid, signal.SIGSTOP)
+if os.fork() == 0:
+    time.sleep(1000)
+print(os.getpid(), sorted(int(d) for d in os.listdir("/proc") if d.isdigit()))
+`
+
+// finder is the next task: what does it see?
+const finder = `
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+found = []
+if libc.shmget(0x5cc, 0, 0) >= 0: found.append("shm segment")
+if libc.mq_open(b"/svc-left", os.O_RDWR) >= 0: found.append("message queue")
+for f in ["/tmp/left", "/dev/shm/left"]:
+    if os.path.exists(f): found.append(f)
+s = socket.socket(socket.AF_UNIX)
+try: s.bind("\0svc-left")
+except OSError: found.append("abstract socket")
+procs = sorted(int(d) for d in os.listdir("/proc") if d.isdigit())
+print(os.getpid(), procs, found)
+`
+
+// TestShellReuse: a shell runs a second task after a hostile first one,
+// and the second finds nothing of the first: no process, no file, no
+// IPC object, no socket name, and the same PIDs a fresh sandbox gives.
+func TestShellReuse(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	made, cells := ShellCounts()
+	r := runShell(t, s, "python3", "-c", leaver)
+	if !r.Report.Exited || r.Report.Status.ExitStatus() != 0 {
+		t.Fatalf("leaver: %+v, stderr %s", r.Report, r.Stderr)
+	}
+	first := strings.TrimSpace(string(r.Stdout))
+	t.Logf("leaver: %s", first)
+	if !strings.HasPrefix(first, "2 [2") || strings.Contains(first, "[1,") {
+		t.Errorf("first task: %q, want pid 2 and no pid 1 in /proc", first)
+	}
+	for i := range 3 {
+		if !s.Usable() {
+			t.Fatalf("shell not usable after task %d", i+1)
+		}
+		r = runShell(t, s, "python3", "-c", finder)
+		got := strings.TrimSpace(string(r.Stdout))
+		t.Logf("task %d: %s", i+2, got)
+		if got != "2 [2] []" {
+			t.Errorf("task %d after the leaver: %q (stderr %s), want pid 2, /proc of itself alone, nothing found", i+2, got, r.Stderr)
+		}
+	}
+	if m, c := ShellCounts(); m != made || c != cells+4 {
+		t.Errorf("shells made %d, cells %d; want no new shell and 4 cells", m-made, c-cells)
+	}
+}
+
+// TestShellKilled: a task killed for its wall time takes its shell with
+// it, and closing the shell leaves nothing behind.
+func TestShellKilled(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	c, err := s.Cell(context.Background(), shellTask(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := testTask("sleep", "100")
+	task.WallTimeout = 100 * time.Millisecond
+	r, err := c.Run(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.TimedOut {
+		t.Errorf("result %+v, want timed out", r)
+	}
+	c.Close()
+	if s.Usable() {
+		t.Error("a shell whose task was killed is usable")
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+	if z := zombieChildren(t); len(z) > 0 {
+		t.Errorf("zombie children left: %v", z)
+	}
+}
+
+// TestShellUnusedCell: a cell taken and closed unused gives the shell
+// back.
+func TestShellUnusedCell(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	c, err := s.Cell(context.Background(), shellTask(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Usable() {
+		t.Fatal("shell not usable after an unused cell")
+	}
+	if r := runShell(t, s, "sh", "-c", "echo $$"); strings.TrimSpace(string(r.Stdout)) != "2" {
+		t.Errorf("stdout %q, want 2", r.Stdout)
+	}
+}
+
+// BenchmarkShellTrue is a /bin/true task in a reused shell, cell taken,
+// run and closed: what BenchmarkCellTrue does with a cell built for it.
+func BenchmarkShellTrue(b *testing.B) {
+	requireRoot(b)
+	s := testShell(b)
+	task := shellTask(b)
+	for b.Loop() {
+		c, err := s.Cell(context.Background(), task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Run(context.Background(), testTask("/bin/true")); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCellTrue is a /bin/true task in a cell built for it.
+func BenchmarkCellTrue(b *testing.B) {
+	requireRoot(b)
+	cfg := testCell(b)
+	for b.Loop() {
+		c, err := Build(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Run(context.Background(), testTask("/bin/true")); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
