@@ -17,6 +17,8 @@ var v2GuestTests = []string{
 	// Network namespaces kept when read unchanged, on this kernel's
 	// /proc/net.
 	"TestIsolationNetworkFresh",
+	// Shells reused across requests: tasks join v2 cgroups from them.
+	"TestIsolationShellReuse",
 }
 
 // TestCgroupV2Guest is the cgroup v2 lane: on a host with cgroup v1 it

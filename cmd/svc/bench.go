@@ -305,6 +305,10 @@ func runBench(ctx context.Context, f benchFlags, stdout io.Writer) (err error) {
 			made, reused, kept, destroyed := runner.NetnsCounts()
 			_, err = fmt.Fprintf(stdout, "network namespaces: %d made, %d handed out again; of those a task could use, %d read unchanged and kept, %d destroyed\n", made, reused, kept, destroyed)
 		}
+		if err == nil {
+			shells, tasks := runner.ShellCounts()
+			_, err = fmt.Fprintf(stdout, "sandbox shells: %d made, %d tasks run in them\n", shells, tasks)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
