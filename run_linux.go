@@ -60,13 +60,20 @@ type host struct {
 	shellPlan, taskMounts mount.Plan
 	shellMu               sync.Mutex
 	shells                map[int][]*runner.Shell // idle, by identity slot
+	idleShells            int                     // in shells
 	closing               bool                    // no shell is kept any more
 }
 
-// maxIdleShells is how many idle shells an identity slot keeps: enough
-// for the tasks of a parallel step to find one each most of the time
-// without holding a process and a network namespace per possible task.
-const maxIdleShells = 2
+// idleCaps returns how many idle shells an identity slot keeps (as many as
+// the widest step can use at once, and two: a task's and the one its next
+// step prepares meanwhile) and how many all slots keep (twice the tasks
+// that can run at once, and four): enough for most tasks to find one,
+// without holding an idle process and network namespace per possible
+// task.
+func (h *host) idleCaps() (perSlot, total int) {
+	l := h.cfg.Limits
+	return max(2, l.MaxParallelTasks), max(4, 2*l.MaxConcurrency)
+}
 
 // background runs f off the request's critical path; close waits for it.
 func (h *host) background(f func()) { h.bg.Go(f) }
@@ -400,6 +407,7 @@ func (h *host) takeShell(ctx context.Context, rq *request) (*runner.Shell, error
 	if idle := h.shells[rq.slot]; len(idle) > 0 {
 		sh := idle[len(idle)-1]
 		h.shells[rq.slot] = idle[:len(idle)-1]
+		h.idleShells--
 		h.shellMu.Unlock()
 		return sh, nil
 	}
@@ -412,6 +420,7 @@ func (h *host) dropShells() error {
 	h.shellMu.Lock()
 	shells := h.shells
 	h.shells = make(map[int][]*runner.Shell)
+	h.idleShells = 0
 	h.shellMu.Unlock()
 	var err error
 	for _, idle := range shells {
@@ -425,9 +434,11 @@ func (h *host) dropShells() error {
 // putShell keeps a shell whose task is done for the slot's next one, or
 // closes it.
 func (h *host) putShell(slot int, sh *runner.Shell) error {
+	perSlot, total := h.idleCaps()
 	h.shellMu.Lock()
-	if sh.Usable() && !h.closing && len(h.shells[slot]) < maxIdleShells {
+	if sh.Usable() && !h.closing && len(h.shells[slot]) < perSlot && h.idleShells < total {
 		h.shells[slot] = append(h.shells[slot], sh)
+		h.idleShells++
 		h.shellMu.Unlock()
 		return nil
 	}
