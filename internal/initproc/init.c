@@ -90,19 +90,55 @@ static void __attribute__((noreturn)) die(const char *what, const char *arg)
 	_exit(SVC_EXIT_SETUP_FAILED);
 }
 
-// read_all reads fd to EOF into a malloc'd buffer.
+// The task process shares the init's memory until its execve
+// (start_task), so what it allocates is mapped apart and listed here, and
+// the init unmaps it all once the task process has exec'd or exited: a
+// shell's init runs task after task and must not keep their configs.
+#define TASK_MAPS 32
+static struct {
+	void *p;
+	size_t n;
+} task_maps[TASK_MAPS];
+static int ntask_maps;
+
+// task_alloc returns n zeroed bytes for the task process.
+static void *task_alloc(size_t n)
+{
+	if (n == 0)
+		n = 1;
+	if (ntask_maps == TASK_MAPS) {
+		errno = ENOMEM;
+		die("task memory", NULL);
+	}
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("task memory", "mmap");
+	task_maps[ntask_maps].p = p;
+	task_maps[ntask_maps].n = n;
+	ntask_maps++;
+	return p;
+}
+
+// task_free unmaps what the last task process allocated.
+static void task_free(void)
+{
+	for (int i = 0; i < ntask_maps; i++)
+		munmap(task_maps[i].p, task_maps[i].n);
+	ntask_maps = 0;
+}
+
+// read_all reads fd to EOF into memory of task_alloc, as the task process.
 static char *read_all(int fd, size_t *len)
 {
 	size_t cap = 64 * 1024, n = 0;
-	char *buf = malloc(cap);
-	if (!buf)
-		die("read config", "malloc");
+	char *buf = task_alloc(cap);
 	for (;;) {
 		if (n == cap) {
+			// The old buffer stays listed until task_free.
+			char *bigger = task_alloc(2 * cap);
+			memcpy(bigger, buf, n);
+			buf = bigger;
 			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				die("read config", "realloc");
 		}
 		ssize_t r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)
@@ -213,12 +249,24 @@ static void apply_mount(const struct rec *r)
 		die(op, dst);
 }
 
-// drop_caps empties the bounding set while CAP_SETPCAP is still held.
+// bset_empty: this process's capability bounding set is empty already.
+// A shell's init empties its own once (its effective capabilities stay:
+// the bounding set only limits what an execve may grant), and each task
+// process, a clone in the same user namespace, inherits the empty set;
+// since the task shares the init's memory until its execve, it reads this
+// flag too.
+static int bset_empty;
+
+// drop_bounding_set empties the bounding set while CAP_SETPCAP is still
+// held: each capability a prctl of its own, so done once per shell.
 static void drop_bounding_set(void)
 {
+	if (bset_empty)
+		return;
 	for (int cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			die("drop bounding capability", NULL);
+	bset_empty = 1;
 }
 
 static void clear_caps(void)
@@ -250,11 +298,12 @@ static const char *env_path(char **envp)
 
 // parse splits buf into records: tag (1 byte), length (4 bytes, little
 // endian), data. The Go side ends every string record with a NUL, so fields
-// are C strings. It returns the number of records.
-static int parse(char *buf, size_t len, struct rec **out)
+// are C strings. It returns the number of records; the task process
+// (task) takes their memory from task_alloc, the init from calloc.
+static int parse(char *buf, size_t len, struct rec **out, int task)
 {
 	int nrec = 0;
-	struct rec *recs = calloc(len / 5 + 1, sizeof *recs);
+	struct rec *recs = task ? task_alloc((len / 5 + 1) * sizeof *recs) : calloc(len / 5 + 1, sizeof *recs);
 	if (!recs)
 		die("parse config", "calloc");
 	for (size_t off = 0; off < len;) {
@@ -416,12 +465,12 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	char *buf = read_all(SVC_FD_CONFIG, &len);
 	close(SVC_FD_CONFIG);
 	struct rec *recs;
-	int nrec = parse(buf, len, &recs), nargv = 0, nenv = 0;
+	int nrec = parse(buf, len, &recs, 1), nargv = 0, nenv = 0;
 	for (int i = 0; i < nrec; i++) {
 		nargv += recs[i].tag == SVC_REC_ARG;
 		nenv += recs[i].tag == SVC_REC_ENV;
 	}
-	char **argv = calloc(nargv + 1, sizeof *argv), **envp = calloc(nenv + 1, sizeof *envp);
+	char **argv = task_alloc((nargv + 1) * sizeof *argv), **envp = task_alloc((nenv + 1) * sizeof *envp);
 	const char *cmd = NULL, *dir = "/";
 	struct sock_fprog prog = {0};
 	if (!argv || !envp)
@@ -477,7 +526,7 @@ static int cell_main(void)
 	size_t len;
 	char *buf = read_frame(SVC_FD_CONFIG, &len);
 	struct rec *recs;
-	int nrec = parse(buf, len, &recs);
+	int nrec = parse(buf, len, &recs, 0);
 	setup(recs, nrec);
 	pid_t task = start_task(recs, nrec, 0);
 	close(SVC_FD_CONFIG);
@@ -531,6 +580,8 @@ static pid_t start_task(struct rec *recs, int nrec, int flags)
 	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | flags, &args);
 	if (task < 0)
 		die("clone", "task");
+	// The task process has exec'd or exited: its memory here is garbage.
+	task_free();
 	// The init keeps no copy of the task's stdio or config: the task's
 	// streams end with the last process of the task holding them.
 	close(0);
@@ -633,7 +684,7 @@ static int shell_main(void)
 	size_t len;
 	char *buf = read_frame(SVC_FD_CONFIG, &len);
 	struct rec *recs;
-	int nrec = parse(buf, len, &recs);
+	int nrec = parse(buf, len, &recs, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if ((ctl = fcntl(SVC_FD_CONFIG, F_DUPFD_CLOEXEC, 32)) < 0)
 		die("shell: control socket", NULL);
@@ -643,6 +694,7 @@ static int shell_main(void)
 		errno = EINVAL;
 		die("shell: no proc mount in the plan", NULL);
 	}
+	drop_bounding_set();
 	report(SVC_REC_READY, "");
 	close(0);
 	close(1);
@@ -654,7 +706,7 @@ static int shell_main(void)
 		if (!tbuf)
 			return 0;
 		struct rec *trecs;
-		int ntrec = parse(tbuf, len, &trecs);
+		int ntrec = parse(tbuf, len, &trecs, 0);
 		for (int i = 0; i < ntrec; i++)
 			if (trecs[i].tag == SVC_REC_MOUNT)
 				apply_mount(&trecs[i]);

@@ -3,6 +3,11 @@
 // side), releases a task with its command, feeds its stdin, collects its
 // output within limits, enforces the wall and CPU time limits and waits
 // until every process of the task is gone.
+//
+// A [Cell] is one task's sandbox. [Build] makes one used once, its init
+// exiting with the task; a [Shell] is a sandbox that gives one cell after
+// another ([Shell.Cell]), each task with its own processes, IPC namespace,
+// cgroups and mounts, and is what the svc package uses.
 package runner
 
 import (
