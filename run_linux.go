@@ -64,15 +64,15 @@ type host struct {
 	closing               bool                    // no shell is kept any more
 }
 
-// idleCaps returns how many idle shells an identity slot keeps (as many as
-// the widest step can use at once, and two: a task's and the one its next
-// step prepares meanwhile) and how many all slots keep (twice the tasks
-// that can run at once, and four): enough for most tasks to find one,
-// without holding an idle process and network namespace per possible
-// task.
+// idleCaps returns how many idle shells an identity slot keeps (twice what
+// the widest step can use at once: a step's tasks and those its next step
+// prepares meanwhile) and how many all slots keep (four times the tasks
+// that can run at once: requests prepared ahead take slots of their own):
+// enough for most tasks to find one, while the idle processes and network
+// namespaces stay bounded (32 by default on 2 CPUs).
 func (h *host) idleCaps() (perSlot, total int) {
 	l := h.cfg.Limits
-	return max(2, l.MaxParallelTasks), max(4, 2*l.MaxConcurrency)
+	return 2 * l.MaxParallelTasks, 4 * l.MaxConcurrency
 }
 
 // background runs f off the request's critical path; close waits for it.

@@ -246,12 +246,17 @@ func (s *Shell) reap() error {
 	return c.waitExit()
 }
 
+// maxShellTasks bounds the tasks one shell runs: nothing is known to
+// build up in a shell from task to task, and this keeps it so for what is
+// not known, at the cost of a new shell every so many tasks.
+const maxShellTasks = 10000
+
 // release takes back the shell after its cell: it may run another task if
 // the task ended cleanly and left the network namespace as it was made.
 func (s *Shell) release(clean, netUsed bool) {
 	s.busy = false
 	s.netDirty = s.netDirty || netUsed
-	if !clean || s.dead.Load() {
+	if !clean || s.dead.Load() || s.tasks >= maxShellTasks {
 		s.dead.Store(true)
 		return
 	}
