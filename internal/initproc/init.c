@@ -608,6 +608,22 @@ static void wait_task(pid_t task)
 	}
 }
 
+// received_fds copies the fds of msg's SCM_RIGHTS messages into fds (room
+// for SVC_SPAWN_MAX_FDS; a control buffer of that size makes the kernel
+// close any beyond, with MSG_CTRUNC) and returns how many there are.
+static int received_fds(struct msghdr *msg, int *fds)
+{
+	int nfds = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (int i = 0; i < k && nfds < SVC_SPAWN_MAX_FDS; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+	}
+	return nfds;
+}
+
 // The control socket of a shell, moved out of the task's fd range.
 static int ctl = -1;
 
@@ -630,14 +646,7 @@ static char *shell_recv(size_t *len)
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return NULL;
-	int fds[SVC_SPAWN_MAX_FDS], nfds = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (int i = 0; i < k && nfds < SVC_SPAWN_MAX_FDS; i++)
-			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-	}
+	int fds[SVC_SPAWN_MAX_FDS], nfds = received_fds(&msg, fds);
 	int want = 5 + (int)t.nprocs + (int)t.ntrees;
 	if (n != sizeof t || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || t.version != SVC_TASK_VERSION ||
 	    nfds != want || SVC_FD_CGROUP + want - 5 > 32 || t.framelen > (1 << 20)) {
@@ -918,14 +927,7 @@ static int zserve(int hostnet)
 		return 1;
 	if (n <= 0)
 		return 0;
-	int fds[SVC_SPAWN_MAX_FDS], nfds = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (int i = 0; i < k && nfds < SVC_SPAWN_MAX_FDS; i++)
-			memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-	}
+	int fds[SVC_SPAWN_MAX_FDS], nfds = received_fds(&msg, fds);
 	if (n != sizeof req || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		zreply(-1, -1, EINVAL, "malformed spawn request");
 	else

@@ -172,15 +172,8 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 			cell.Close()
 		}
 	}()
-	for _, p := range []struct {
-		mine  **os.File
-		write bool // the init writes
-	}{{&cell.stdin, false}, {&cell.stdout, true}, {&cell.stderr, true}, {&cell.config, false}, {&cell.statR, true}} {
-		mine, their, err := pipe(!p.write)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox pipes: %w", err)
-		}
-		*p.mine, theirs = mine, append(theirs, their)
+	if theirs, err = cell.pipes(); err != nil {
+		return nil, err
 	}
 	if cell.netns, err = freshNetns(); err != nil {
 		return nil, err
@@ -189,29 +182,15 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 		Version: initproc.SpawnVersion,
 		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
 		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
+		NProcs: uint32(len(c.CgroupProcs)), NTrees: uint32(len(c.Trees)),
 	}
 	files := append(theirs[:len(theirs):len(theirs)], cell.netns.f)
-	for _, p := range c.CgroupProcs {
-		// Not through os.OpenFile: no poller for a file only passed on.
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
-		}
-		f := os.NewFile(uintptr(fd), p)
-		theirs = append(theirs, f)
-		files = append(files, f)
-		req.NProcs++
+	own, err := taskFiles(c.CgroupProcs, c.Trees)
+	theirs = append(theirs, own...)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range c.Trees {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return nil, fmt.Errorf("clone the mount of %s: %w", p, err)
-		}
-		f := os.NewFile(uintptr(fd), p)
-		theirs = append(theirs, f)
-		files = append(files, f)
-		req.NTrees++
-	}
+	files = append(files, own...)
 	if len(files) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)
 	}
@@ -232,21 +211,68 @@ func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
 	}
 	theirs = nil
 
-	stop := context.AfterFunc(ctx, cell.kill)
-	defer stop()
-	cell.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
 	if _, err := cell.config.Write(c.Spec.Encode()); err != nil {
 		return nil, fmt.Errorf("send sandbox config: %w", err)
 	}
-	cell.status = initproc.NewStatus(cell.statR)
-	if err := cell.status.WaitReady(); err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
+	if err := cell.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	cell.statR.SetReadDeadline(time.Time{})
 	return cell, nil
+}
+
+// waitReady waits, at most SetupTimeout, until the cell's task process
+// says it waits for its command. Cancelling ctx meanwhile kills the cell.
+func (c *Cell) waitReady(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, c.kill)
+	defer stop()
+	c.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
+	c.status = initproc.NewStatus(c.statR)
+	if err := c.status.WaitReady(); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return err
+	}
+	c.statR.SetReadDeadline(time.Time{})
+	return nil
+}
+
+// pipes makes the cell's five pipes, stdin, stdout, stderr, config and
+// status, keeps this process's ends and returns the init's, in that order.
+func (c *Cell) pipes() (theirs []*os.File, err error) {
+	for _, p := range []struct {
+		mine  **os.File
+		write bool // the init writes
+	}{{&c.stdin, false}, {&c.stdout, true}, {&c.stderr, true}, {&c.config, false}, {&c.statR, true}} {
+		mine, their, err := pipe(!p.write)
+		if err != nil {
+			return theirs, fmt.Errorf("sandbox pipes: %w", err)
+		}
+		*p.mine, theirs = mine, append(theirs, their)
+	}
+	return theirs, nil
+}
+
+// taskFiles opens the cgroup.procs files procs and clones the mounts of
+// trees (open_tree) for an init, in that order. On an error it returns
+// what it opened, for the caller to close with the rest.
+func taskFiles(procs, trees []string) (files []*os.File, err error) {
+	for _, p := range procs {
+		// Not through os.OpenFile: no poller for a file only passed on.
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return files, fmt.Errorf("enter cgroup: %s: %w", p, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), p))
+	}
+	for _, p := range trees {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return files, fmt.Errorf("clone the mount of %s: %w", p, err)
+		}
+		files = append(files, os.NewFile(uintptr(fd), p))
+	}
+	return files, nil
 }
 
 // pipe makes a pipe and returns this process's end of it, the write end

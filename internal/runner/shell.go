@@ -146,32 +146,16 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 			cell.close()
 		}
 	}()
-	for _, p := range []struct {
-		mine  **os.File
-		write bool // the init writes
-	}{{&cell.stdin, false}, {&cell.stdout, true}, {&cell.stderr, true}, {&cell.config, false}, {&cell.statR, true}} {
-		mine, their, err := pipe(!p.write)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox pipes: %w", err)
-		}
-		*p.mine, theirs = mine, append(theirs, their)
+	if theirs, err = cell.pipes(); err != nil {
+		return nil, err
 	}
-	hdr := struct{ version, nprocs, ntrees, framelen uint32 }{version: initproc.TaskVersion}
-	for _, p := range t.CgroupProcs {
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("enter cgroup: %s: %w", p, err)
-		}
-		theirs = append(theirs, os.NewFile(uintptr(fd), p))
-		hdr.nprocs++
+	own, err := taskFiles(t.CgroupProcs, t.Trees)
+	theirs = append(theirs, own...)
+	if err != nil {
+		return nil, err
 	}
-	for _, p := range t.Trees {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return nil, fmt.Errorf("clone the mount of %s: %w", p, err)
-		}
-		theirs = append(theirs, os.NewFile(uintptr(fd), p))
-		hdr.ntrees++
+	hdr := struct{ version, nprocs, ntrees, framelen uint32 }{
+		version: initproc.TaskVersion, nprocs: uint32(len(t.CgroupProcs)), ntrees: uint32(len(t.Trees)),
 	}
 	frame := initproc.EncodeMounts(t.Mounts)
 	hdr.framelen = uint32(len(frame))
@@ -195,17 +179,9 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	}
 	theirs = nil
 
-	stop := context.AfterFunc(ctx, cell.kill)
-	defer stop()
-	cell.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
-	cell.status = initproc.NewStatus(cell.statR)
-	if err := cell.status.WaitReady(); err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
+	if err := cell.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	cell.statR.SetReadDeadline(time.Time{})
 	shellCounts.cells.Add(1)
 	return cell, nil
 }
