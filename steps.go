@@ -193,7 +193,14 @@ type Stats struct {
 	// WallTimeMs is the task's wall time in milliseconds.
 	WallTimeMs int64 `json:"wall_time_ms"`
 	// CPU time of all the task's processes in microseconds: in all,
-	// in user and in kernel mode.
+	// in user and in kernel mode. The total is the scheduler's exact
+	// count, from the moment the task's first process enters the task's
+	// cgroup (before it drops its privileges and installs its seccomp
+	// filter: a few hundred microseconds of that setup count) to the end
+	// of its last process; the sandbox's init and its setup do not count.
+	// User plus system is the total: the kernel samples the split at
+	// timer ticks, and on cgroup v1 it is scaled to the total as v2 does,
+	// so a task shorter than a tick may show all of it on one side.
 	CPUUsageUsec  *int64 `json:"cpu_usage_usec"`
 	CPUUserUsec   *int64 `json:"cpu_user_usec"`
 	CPUSystemUsec *int64 `json:"cpu_system_usec"`
