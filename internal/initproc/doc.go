@@ -20,56 +20,59 @@
 //     init with one byte on a pipe and answers with the init's pid and
 //     pidfd.
 //
-// The init (cell_main) never runs execve: it is the zygote's copy, and it
-// stays in the zygote's cgroup. It takes fds 0-4, the task cgroup's
-// cgroup.procs files from fd 5 on and the mount trees after them, becomes
-// root of its user namespace, and then:
+// The init (shell_main) never runs execve: it is the zygote's copy, and it
+// stays in the zygote's cgroup. It takes fds 0-4 (fd 3 its control socket,
+// a stream socket to the parent; fd 4 its status pipe), becomes root of
+// its user namespace, and then:
 //
-//  1. reads the cell frame from fd 3;
-//  2. applies the mount plan
-//     (internal/mount): once the root is bound it works in it by relative
-//     paths, and ends with pivot_root and a read-only root;
-//  3. sets the host name, makes itself non-dumpable and clones the task
-//     process (CLONE_VM|CLONE_VFORK with a stack of its own: it shares the
-//     init's memory until its execve, and the init waits meanwhile);
-//  4. reaps every process of the PID namespace until the task exits, writes
-//     the task's wait status, and exits (the kernel then kills the rest).
+//  1. reads the cell frame from its control socket;
+//  2. applies the mount plan (internal/mount): once the root is bound it
+//     works in it by relative paths, and ends with pivot_root and a
+//     read-only root whose /proc is mounted hidepid=invisible, so tasks see
+//     their own processes, not the init;
+//  3. sets the host name, makes itself non-dumpable, empties its capability
+//     bounding set and says it is ready: it is a shell, which runs one task
+//     after another.
 //
-// A shell's init (shell_main, spawn flag SVC_SPAWN_SHELL) builds the
-// sandbox once and then runs one task after another in it. Its fd 3 is a
-// stream socket to the parent: the cell frame, then per task a struct
-// svc_task with the task's fds and its frame of mount records (the
-// workspace and /tmp trees, a fresh /dev/shm). For each task it makes
-// those mounts and clones the task process as above, in a new IPC
-// namespace; once the task has exited it kills every other process of the
-// PID namespace (kill(-1)), reaps them all and answers 'G' (gone); then it
-// undoes the task's mounts, resets ns_last_pid so the next task is pid 2
-// again, and answers 'C' (clean). A shell's /proc is mounted
-// hidepid=invisible: tasks see their own processes, not the init.
+// For each task it receives a struct svc_task with the task's fds and its
+// frame of mount records (the workspace and /tmp trees, a fresh /dev/shm),
+// makes those mounts and clones the task process into an IPC namespace of
+// its own (CLONE_VM|CLONE_VFORK with a stack of its own: the task process
+// shares the init's memory until its execve, and the init waits
+// meanwhile; what it allocates is mapped apart and unmapped after). It
+// reaps processes of the PID namespace until the task exits and writes the
+// task's wait status; then it kills every other process of the namespace
+// (kill(-1)), reaps them all and answers 'G' (gone); then it undoes the
+// task's mounts, resets ns_last_pid so the next task is pid 2 again, and
+// answers 'C' (clean).
 //
-// The task process sets its rlimits, drops the capability bounding set,
-// moves itself into the task's cgroups (writing "0" to each cgroup.procs
-// file) and enters a new cgroup namespace rooted there, so that the
-// task's statistics count the task alone, without the init and the
-// sandbox's setup; then it switches to the unprivileged task identity,
-// clears every capability set, keeps only fds 0-4, says it is ready and blocks reading its command from
-// fd 3: the sandbox is built ahead of its task. Once released it enters
-// the working directory, sets no_new_privs, installs the seccomp filter
-// and calls execve, searching PATH itself.
+// The task process sets its rlimits, moves itself into the task's cgroups
+// (writing "0" to each cgroup.procs file) and enters a new cgroup
+// namespace rooted there, so that the task's statistics count the task
+// alone, without the init and the sandbox's setup; then it switches to the
+// unprivileged task identity, clears every capability set, keeps only fds
+// 0-4, says it is ready and blocks reading its command from fd 3: the task
+// process is made ahead of its task. Once released it enters the working
+// directory, sets no_new_privs, installs the seccomp filter and calls
+// execve, searching PATH itself.
 //
 // # Protocol
 //
 // Spawn request (zygote socket, SOCK_SEQPACKET): struct svc_spawn, with
-// the fds stdin, stdout, stderr, config, status and netns, then the open
-// cgroup.procs files of the task's cgroup (one on v2, one per hierarchy on
-// v1), then the detached mount trees of the plan's attach operations
-// (open_tree clones of the request's workspace and /tmp), in SCM_RIGHTS.
-// The answer is struct svc_spawn_reply, with the pidfd on success.
+// the fds stdin, stdout, stderr (/dev/null), the control socket, the status
+// pipe and the network namespace in SCM_RIGHTS. The answer is struct
+// svc_spawn_reply, with the pidfd on success.
 //
-// Config (fd 3, parent to init and task): first the cell frame, a
-// little-endian uint32 length and that many bytes of records; later the
-// task's records up to EOF. A record is a tag byte, a little-endian uint32
-// length and that many bytes of NUL-terminated fields.
+// Task (control socket, parent to init): struct svc_task, with the task's
+// stdin, stdout, stderr, config and status and then its cgroup.procs files
+// and mount trees in SCM_RIGHTS, then the task's mount records.
+//
+// Config: the cell frame on the init's control socket, a little-endian
+// uint32 length and that many bytes of records; the task's records on its
+// config pipe (fd 3 of the task process), up to EOF. A record is a tag
+// byte, a little-endian uint32 length and that many bytes of
+// NUL-terminated fields. Mount records also make the mount frame of each
+// task sent to the init.
 //
 //	tag  fields                                          in
 //	'm'  mount op: kind (mount, bind, attach, chdir,     cell

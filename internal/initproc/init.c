@@ -52,9 +52,9 @@ static int status_fd = SVC_FD_STATUS;
 // operations.
 static int ncgroup, ntree;
 
-// shell: this init is a shell (SVC_SPAWN_SHELL); last_pid is then its
-// PID namespace's ns_last_pid, opened while /proc/sys was still writable.
-static int shell, last_pid = -1;
+// last_pid is the PID namespace's ns_last_pid, opened while /proc/sys was
+// still writable.
+static int last_pid = -1;
 
 static int tree_fd(int i)
 {
@@ -199,7 +199,7 @@ static void apply_mount(const struct rec *r)
 		rc = mount(nonempty(src), dst, nonempty(fstype), flags, nonempty(data));
 		if (rc == 0 && attr)
 			rc = mount_setattr_(dst, 0, attr, 0);
-		if (rc == 0 && shell && fstype && !strcmp(fstype, "proc")) {
+		if (rc == 0 && fstype && !strcmp(fstype, "proc")) {
 			// Before the plan binds /proc/sys read-only: the shell
 			// resets the PID sequence after each task.
 			char path[4096];
@@ -249,24 +249,16 @@ static void apply_mount(const struct rec *r)
 		die(op, dst);
 }
 
-// bset_empty: this process's capability bounding set is empty already.
-// A shell's init empties its own once (its effective capabilities stay:
-// the bounding set only limits what an execve may grant), and each task
-// process, a clone in the same user namespace, inherits the empty set;
-// since the task shares the init's memory until its execve, it reads this
-// flag too.
-static int bset_empty;
-
 // drop_bounding_set empties the bounding set while CAP_SETPCAP is still
-// held: each capability a prctl of its own, so done once per shell.
+// held. The init does it once, after its mounts (its effective
+// capabilities stay: the bounding set only limits what an execve may
+// grant), and each task process, a clone in the same user namespace,
+// inherits the empty set: one prctl per capability, so done once a shell.
 static void drop_bounding_set(void)
 {
-	if (bset_empty)
-		return;
 	for (int cap = 0; cap <= 63; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			die("drop bounding capability", NULL);
-	bset_empty = 1;
 }
 
 static void clear_caps(void)
@@ -424,10 +416,11 @@ static void join_cgroups(void)
 		die("unshare", "cgroup namespace");
 }
 
-// task_main is the task process, cloned by the init while the sandbox is
-// built: it sets its rlimits, becomes the unprivileged task identity with
-// no capabilities and only fds 0-4, says it is ready and waits for its
-// command (the task's records on the config fd, up to EOF).
+// task_main is the task process, cloned by the init ahead of its task: it
+// sets its rlimits, joins the task's cgroups (join_cgroups), becomes the
+// unprivileged task identity with no capabilities and only fds 0-4, says
+// it is ready and waits for its command (the task's records on the config
+// fd, up to EOF).
 static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 {
 	unsigned long long uid = 0, gid = 0;
@@ -449,7 +442,6 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 			gid = num(r, 1);
 		}
 	}
-	drop_bounding_set();
 	join_cgroups();
 	if (setresgid(gid, gid, gid) < 0)
 		die("setresgid", NULL);
@@ -513,27 +505,6 @@ static int task_entry(void *arg)
 	task_main(a->recs, a->nrec);
 }
 
-// cell_main is the init of a sandbox, PID 1 of its namespace, running as
-// root of its user namespace. It builds the sandbox from the cell frame,
-// forks the task process and reaps every process of the PID namespace
-// until the task exits. Returning makes the kernel kill the rest.
-static void setup(struct rec *recs, int nrec);
-static pid_t start_task(struct rec *recs, int nrec, int flags);
-static void wait_task(pid_t task);
-
-static int cell_main(void)
-{
-	size_t len;
-	char *buf = read_frame(SVC_FD_CONFIG, &len);
-	struct rec *recs;
-	int nrec = parse(buf, len, &recs, 0);
-	setup(recs, nrec);
-	pid_t task = start_task(recs, nrec, 0);
-	close(SVC_FD_CONFIG);
-	wait_task(task);
-	return 0;
-}
-
 // setup applies the cell frame: the mount plan, the host name, and makes
 // the init non-dumpable.
 static void setup(struct rec *recs, int nrec)
@@ -545,8 +516,6 @@ static void setup(struct rec *recs, int nrec)
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
-	for (int i = 0; i < ntree; i++)
-		close(tree_fd(i));
 	if (sethostname(hostname, strlen(hostname)) < 0)
 		die("sethostname", hostname);
 	if (setdomainname(hostname, strlen(hostname)) < 0)
@@ -557,15 +526,16 @@ static void setup(struct rec *recs, int nrec)
 		die("prctl", "dumpable");
 }
 
-// start_task clones the task process (see task_main) with the extra
-// clone flags and drops the init's copies of its stdio and cgroup files.
+// start_task clones the task process (see task_main) into an IPC
+// namespace of its own and drops the init's copies of its stdio and
+// cgroup files.
 //
 // The task process shares the init's memory until its execve, and the
 // init waits meanwhile (CLONE_VM|CLONE_VFORK, as posix_spawn): no copy of
 // the init's page tables to make, fault in and tear down again at the
 // execve. The init has nothing to do until then, and the task process runs
 // only this file's code before it; it has a stack of its own.
-static pid_t start_task(struct rec *recs, int nrec, int flags)
+static pid_t start_task(struct rec *recs, int nrec)
 {
 	static char *stack;
 	static struct task_args args;
@@ -577,7 +547,7 @@ static pid_t start_task(struct rec *recs, int nrec, int flags)
 			die("mmap", "task stack");
 	}
 	args = (struct task_args){recs, nrec};
-	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | SIGCHLD | flags, &args);
+	pid_t task = clone(task_entry, stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_NEWIPC | SIGCHLD, &args);
 	if (task < 0)
 		die("clone", "task");
 	// The task process has exec'd or exited: its memory here is garbage.
@@ -678,9 +648,10 @@ static char *shell_recv(size_t *len)
 	return buf;
 }
 
-// shell_main is the init of a shell: PID 1 of its namespace, as
-// cell_main, but it builds the sandbox once and then runs one task after
-// another in it (see SVC_SPAWN_SHELL). Each task gets its own IPC
+// shell_main is the init of a sandbox, PID 1 of its namespace, running as
+// root of its user namespace: a shell, which builds the sandbox once from
+// the cell frame and then runs one task after another in it (see struct
+// svc_task). Each task gets its own IPC
 // namespace, its cgroups, its workspace, /tmp and /dev/shm (its mount
 // records) and its stdio; after it, every process of the namespace is
 // killed and reaped, the task's mounts are undone and the PID sequence
@@ -721,7 +692,7 @@ static int shell_main(void)
 				apply_mount(&trecs[i]);
 		for (int i = 0; i < ntree; i++)
 			close(tree_fd(i));
-		pid_t task = start_task(recs, nrec, CLONE_NEWIPC);
+		pid_t task = start_task(recs, nrec);
 		close(SVC_FD_CONFIG);
 		wait_task(task);
 		close(status_fd);
@@ -753,37 +724,31 @@ static int shell_main(void)
 
 // cell_child runs in the init right after clone3, still as the zygote's
 // copy: it waits until the zygote has written its id maps, takes its fds
-// 0-4, the ncg cgroup.procs fds (from SVC_FD_CGROUP on) and the ntr mount
-// trees after them, closes every other, and becomes root of its user
-// namespace. The zygote never writes
-// the go byte if anything failed, and its death (the read ends with EOF)
-// stops the child as well.
-static void __attribute__((noreturn)) cell_child(const int *fds, int ncg, int ntr, int is_shell, int sync_r, int sync_w)
+// 0-4, closes every other, and becomes root of its user namespace. The
+// zygote never writes the go byte if anything failed, and its death (the
+// read ends with EOF) stops the child as well.
+static void __attribute__((noreturn)) cell_child(const int *fds, int sync_r, int sync_w)
 {
-	int keep = SVC_FD_CGROUP + ncg + ntr, tmp[SVC_SPAWN_MAX_FDS];
+	int tmp[5];
 	char go;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	prctl(PR_SET_NAME, "svc-init", 0, 0, 0);
 	close(sync_w);
-	// fds[5] is the network namespace, the zygote's own business.
-	for (int i = 0; i < keep; i++)
-		if ((tmp[i] = fcntl(fds[i < SVC_FD_CGROUP ? i : i + 1], F_DUPFD_CLOEXEC, 64)) < 0)
+	for (int i = 0; i < 5; i++)
+		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0)
 			_exit(SVC_EXIT_SETUP_FAILED);
 	if (read(sync_r, &go, 1) != 1)
 		_exit(SVC_EXIT_SETUP_FAILED);
-	for (int i = 0; i < keep; i++)
+	for (int i = 0; i < 5; i++)
 		if (dup3(tmp[i], i, 0) < 0)
 			_exit(SVC_EXIT_SETUP_FAILED);
-	close_from(keep);
-	ncgroup = ncg;
-	ntree = ntr;
-	shell = is_shell;
+	close_from(5);
 	if (setresgid(0, 0, 0) < 0)
 		die("setresgid", "0");
 	if (setresuid(0, 0, 0) < 0)
 		die("setresuid", "0");
-	_exit(shell ? shell_main() : cell_main());
+	_exit(shell_main());
 }
 
 // The zygote.
@@ -839,8 +804,8 @@ static int write_proc(pid_t pid, const char *name, const char *s)
 // (join_cgroups): the init stays in the zygote's.
 static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int nfds)
 {
-	int want = 6 + (int)req->nprocs + (int)req->ntrees;
-	if (req->version != SVC_SPAWN_VERSION || (req->flags & ~SVC_SPAWN_SHELL) || nfds != want || want > SVC_SPAWN_MAX_FDS) {
+	int want = 6;
+	if (req->version != SVC_SPAWN_VERSION || req->flags != 0 || nfds != want) {
 		zreply(-1, -1, EINVAL, "bad spawn request (version %u, flags %u, %d fds, want %d)",
 		       req->version, req->flags, nfds, want);
 		return;
@@ -867,7 +832,7 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	ca.pidfd = (uintptr_t)&pidfd;
 	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
 	if (pid == 0)
-		cell_child(fds, (int)req->nprocs, (int)req->ntrees, req->flags & SVC_SPAWN_SHELL, sync[0], sync[1]);
+		cell_child(fds, sync[0], sync[1]);
 	int cerr = errno;
 	// Never clone into a used network namespace again: a zygote that
 	// cannot return to its own dies, and the parent starts another.

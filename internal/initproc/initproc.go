@@ -33,27 +33,43 @@ const (
 // SpawnRequest is the fixed part of a spawn request to the zygote (struct
 // svc_spawn); the fds travel in the same message.
 type SpawnRequest struct {
-	Version, Flags             uint32
-	InitUID, TaskUID           uint32
-	InnerUID, InnerGID, NProcs uint32
-	NTrees                     uint32
+	Version, Flags     uint32
+	InitUID, TaskUID   uint32
+	InnerUID, InnerGID uint32
 }
 
-// Spawn request constants.
+// Spawn request and shell constants.
 const (
 	SpawnVersion = C.SVC_SPAWN_VERSION
 	SpawnMaxFDs  = C.SVC_SPAWN_MAX_FDS
-	SpawnShell   = C.SVC_SPAWN_SHELL // the init is a shell (see Shell in internal/runner)
-	TaskVersion  = C.SVC_TASK_VERSION
 	ShellGone    = C.SVC_SHELL_GONE  // a shell's first answer: every process of the task is gone
 	ShellClean   = C.SVC_SHELL_CLEAN // its second: the task's mounts are undone, the shell ready
 )
 
 // Encode returns the request as the zygote reads it.
 func (r *SpawnRequest) Encode() []byte {
-	var b []byte
-	for _, v := range []uint32{r.Version, r.Flags, r.InitUID, r.TaskUID, r.InnerUID, r.InnerGID, r.NProcs, r.NTrees} {
-		b = binary.NativeEndian.AppendUint32(b, v)
+	return encode32(r.Version, r.Flags, r.InitUID, r.TaskUID, r.InnerUID, r.InnerGID)
+}
+
+// TaskMessage is the fixed part of a task sent to a shell (struct
+// svc_task): the counts of the cgroup files and mount trees among the fds
+// that travel with it, and the length of the mount records that follow.
+type TaskMessage struct {
+	NProcs, NTrees, FrameLen uint32
+}
+
+// Encode returns the message as the shell reads it.
+func (m *TaskMessage) Encode() []byte {
+	return encode32(C.SVC_TASK_VERSION, m.NProcs, m.NTrees, m.FrameLen)
+}
+
+// TaskMessageSize is the size of struct svc_task, what Encode returns.
+const TaskMessageSize = C.sizeof_struct_svc_task
+
+func encode32(v ...uint32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.NativeEndian.AppendUint32(b, x)
 	}
 	return b
 }

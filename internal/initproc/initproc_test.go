@@ -124,8 +124,12 @@ func TestSpawnReply(t *testing.T) {
 	if _, err := DecodeSpawnReply(b[:10]); err == nil {
 		t.Error("a short reply decoded")
 	}
-	req := (&SpawnRequest{Version: 1, Flags: 2, InitUID: 3, TaskUID: 4, InnerUID: 5, InnerGID: 6, NProcs: 7, NTrees: 8}).Encode()
-	if len(req) != SpawnRequestSize || binary.NativeEndian.Uint32(req[24:]) != 7 || binary.NativeEndian.Uint32(req[28:]) != 8 {
+	req := (&SpawnRequest{Version: 1, Flags: 2, InitUID: 3, TaskUID: 4, InnerUID: 5, InnerGID: 6}).Encode()
+	if len(req) != SpawnRequestSize || binary.NativeEndian.Uint32(req[20:]) != 6 {
 		t.Errorf("request %v, want struct svc_spawn's %d bytes", req, SpawnRequestSize)
+	}
+	msg := (&TaskMessage{NProcs: 4, NTrees: 2, FrameLen: 99}).Encode()
+	if len(msg) != TaskMessageSize || binary.NativeEndian.Uint32(msg[4:]) != 4 || binary.NativeEndian.Uint32(msg[12:]) != 99 {
+		t.Errorf("task message %v, want struct svc_task's %d bytes", msg, TaskMessageSize)
 	}
 }

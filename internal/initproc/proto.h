@@ -12,40 +12,38 @@
 // The zygote's end of its socket to the parent.
 #define SVC_FD_ZYGOTE 3
 
-// File descriptors of a sandbox's init (and of its task until execve).
-#define SVC_FD_CONFIG 3 // parent -> init: the cell frame, later the task's records, then EOF
+// File descriptors of a sandbox's init, a shell, and of its task process
+// until execve.
+#define SVC_FD_CONFIG 3 // init: the control socket; task: its records from the parent, then EOF
 #define SVC_FD_STATUS 4 // init and task -> parent: status lines
+#define SVC_FD_CGROUP 5 // task: the first of its cgroup.procs files
 
 // A spawn request: this struct, and in the same message (SCM_RIGHTS) the
-// fds stdin, stdout, stderr, config, status, netns, then nprocs open
-// cgroup.procs files of the task's cgroup (one on cgroup v2, one per
-// hierarchy on v1), then ntrees detached mount trees (open_tree clones)
-// for the plan's attach operations. The init keeps the cgroup files from
-// fd SVC_FD_CGROUP on and the trees after them; its task process moves
-// itself into each cgroup, so the init stays outside the task's cgroup.
+// fds stdin, stdout and stderr of the init (/dev/null), its control socket
+// (a stream socket to the parent), its status pipe and the network
+// namespace to clone it into.
 struct svc_spawn {
 	uint32_t version;
 	uint32_t flags; // none defined: 0
 	uint32_t init_uid, task_uid; // host ids of the namespace's root and of the task
 	uint32_t inner_uid, inner_gid; // the task's ids inside the user namespace
-	uint32_t nprocs, ntrees;
 };
 
-#define SVC_SPAWN_VERSION 3
+#define SVC_SPAWN_VERSION 4
 #define SVC_SPAWN_MAX_FDS 16
 
-// flags: the init is a shell, which runs one task after another. Its fd 3
-// is a stream socket to the parent (the control socket): first the cell
-// frame, then per task a struct svc_task with the task's fds (SCM_RIGHTS)
-// and its frame of mount records (see struct svc_task).
-#define SVC_SPAWN_SHELL 1
-
-// One task of a shell: this struct, with the fds stdin, stdout, stderr,
-// config, status, nprocs cgroup.procs files and ntrees mount trees, then
-// framelen bytes of mount records (the task's own mounts, undone after).
-// The shell answers each task twice on the control socket: SVC_SHELL_GONE
-// once every process of it is killed and reaped, SVC_SHELL_CLEAN once its
-// mounts are undone and the shell is ready for another.
+// The init is a shell, which runs one task after another. On its control
+// socket it reads first the cell frame, then for each task this struct
+// with the task's fds in SCM_RIGHTS (stdin, stdout, stderr, config,
+// status, then nprocs cgroup.procs files of the task's cgroup, one on
+// cgroup v2 and one per hierarchy on v1, then ntrees mount trees, the
+// open_tree clones the task's attach operations take), then framelen
+// bytes of mount records: the task's own mounts, undone after it. The task
+// process moves itself into each cgroup, so the init stays outside them.
+// The shell answers each task twice on the control socket:
+// SVC_SHELL_GONE once every process of it is killed and reaped,
+// SVC_SHELL_CLEAN once its mounts are undone and the shell is ready for
+// another.
 struct svc_task {
 	uint32_t version;
 	uint32_t nprocs, ntrees;
@@ -55,9 +53,6 @@ struct svc_task {
 #define SVC_TASK_VERSION 1
 #define SVC_SHELL_GONE 'G'
 #define SVC_SHELL_CLEAN 'C'
-
-// The first cgroup.procs fd of an init and its task process.
-#define SVC_FD_CGROUP 5
 
 // The zygote's answer: the init's pid (host) and its pidfd in the same
 // message, err 0. On failure err and msg say why, and pid is -1, or the

@@ -133,7 +133,7 @@ func ScanRootFS(rootfs string) ([]SystemEntry, error) {
 // directories, links and empty files that every sandbox root holds: the
 // system directories of sys (or their merged-/usr links), the mount
 // points of /svc, /tmp, /proc and /dev/shm, and /dev with its device bind
-// targets and links. Build binds it read-only as the root of every
+// targets and links. ShellPlan binds it read-only as the root of every
 // sandbox, so no sandbox makes them again. Done once per Sandbox; dir
 // must be searchable by the sandbox identities.
 func MakeSkeleton(dir string, sys []SystemEntry) error {
@@ -188,48 +188,22 @@ var devLinks = [][2]string{
 	{"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
 }
 
-// Build returns the plan of a sandbox's mount namespace: a private
-// propagation, the skeleton (see [MakeSkeleton]) bound on itself as the
-// root with the system directories read-only in it, the workspace and
-// /tmp trees attached read-write at /svc and /tmp, a procfs of the task's PID namespace with host interfaces
-// masked, a minimal /dev, no /sys, then pivot_root. The skeleton's
-// directories are the mount points: the plan makes no file, and the root
-// is read-only from its first bind (a mount point needs no write access).
+// ShellPlan returns the plan of a shell's mount namespace, which serves one
+// task after another: a private propagation, the skeleton (see
+// [MakeSkeleton]) bound on itself as the root with the system directories
+// read-only in it, a procfs of the shell's PID namespace mounted
+// hidepid=invisible (a task sees its own processes, not the shell's init)
+// with host interfaces masked, a minimal /dev, no /sys, then pivot_root.
+// Each task's own mounts ([TaskMounts]) come after it, and go with the
+// task. The skeleton's directories are the mount points: the plan makes no
+// file, and the root is read-only from its first bind (a mount point needs
+// no write access).
 //
 // Once the root is bound, the plan works in it: a chdir, and every later
 // path inside the root is relative, so the kernel walks two components
 // instead of the state directory's eight or so for each of some forty
 // operations.
-func Build(p Params, sys []SystemEntry) Plan {
-	plan := append(root(p, sys, ""), TaskMounts(p)...)
-	return append(plan, Op{Kind: Pivot, Dst: "."})
-}
-
-// ShellPlan returns the plan of a shell's sandbox, which runs one task
-// after another: Build's without the task's own mounts ([TaskMounts],
-// which the shell makes for each task and undoes after it), and with /proc
-// mounted hidepid=invisible, so that a task sees its own processes and not
-// the shell's init.
 func ShellPlan(p Params, sys []SystemEntry) Plan {
-	return append(root(p, sys, "hidepid=invisible"), Op{Kind: Pivot, Dst: "."})
-}
-
-// TaskMounts are the mounts of one task, relative to the sandbox's root
-// (its working directory before and after pivot_root): the workspace and
-// /tmp trees, attached read-write at /svc and /tmp, and a fresh /dev/shm.
-func TaskMounts(p Params) Plan {
-	return Plan{
-		{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
-		{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
-		{Kind: Mount, Src: "svc-shm", Dst: "dev/shm", FSType: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
-			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
-	}
-}
-
-// root is the plan of a sandbox up to its task's own mounts; procData are
-// the options of its procfs.
-func root(p Params, sys []SystemEntry, procData string) Plan {
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
 		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
@@ -257,7 +231,7 @@ func root(p Params, sys []SystemEntry, procData string) Plan {
 
 	// /proc of the task's own PID namespace.
 	plan = append(plan,
-		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc", Data: procData,
+		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc", Data: "hidepid=invisible",
 			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
 		Op{Kind: Bind, Src: "proc/sys", Dst: "proc/sys", Attr: ro | nosuid | nodev | noexec},
 	)
@@ -277,5 +251,18 @@ func root(p Params, sys []SystemEntry, procData string) Plan {
 
 	// The masks bind the empty /dev/shm: its tmpfs comes with the task's
 	// mounts, after them.
-	return plan
+	return append(plan, Op{Kind: Pivot, Dst: "."})
+}
+
+// TaskMounts are the mounts of one task, relative to the sandbox's root
+// (its working directory before and after pivot_root): the workspace and
+// /tmp trees, attached read-write at /svc and /tmp, and a fresh /dev/shm.
+func TaskMounts(p Params) Plan {
+	return Plan{
+		{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
+		{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
+		{Kind: Mount, Src: "svc-shm", Dst: "dev/shm", FSType: "tmpfs",
+			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
+	}
 }

@@ -6,11 +6,12 @@ import (
 	"time"
 )
 
-// runAndKeepNet runs argv in a fresh cell and returns the cell's network
-// namespace once every process of the cell is gone.
+// runAndKeepNet runs argv in a fresh shell and returns the shell's network
+// namespace once every process of the shell is gone.
 func runAndKeepNet(t *testing.T, argv ...string) *netns {
 	t.Helper()
-	cell, err := Build(context.Background(), testCell(t))
+	s := testShell(t)
+	cell, err := s.Cell(context.Background(), shellTask(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,9 +20,10 @@ func runAndKeepNet(t *testing.T, argv ...string) *netns {
 		cell.Close()
 		t.Fatal(err)
 	}
-	n := cell.netns
-	cell.netns = nil
-	if err := cell.Close(); err != nil {
+	cell.Close()
+	n := s.netns
+	s.netns = nil
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(n.close)
@@ -82,12 +84,12 @@ except OSError: pass`, true},
 	}
 }
 
-// TestNetnsKept: a cell whose task made a socket but moved nothing gives
-// its namespace back for another cell.
+// TestNetnsKept: a shell whose task made a socket but moved nothing keeps
+// its namespace for another task.
 func TestNetnsKept(t *testing.T) {
 	requireRoot(t)
 	_, _, kept0, _ := NetnsCounts()
-	cell, err := Build(context.Background(), testCell(t))
+	cell, err := testShell(t).Cell(context.Background(), shellTask(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,9 @@
 // output within limits, enforces the wall and CPU time limits and waits
 // until every process of the task is gone.
 //
-// A [Cell] is one task's sandbox. [Build] makes one used once, its init
-// exiting with the task; a [Shell] is a sandbox that gives one cell after
-// another ([Shell.Cell]), each task with its own processes, IPC namespace,
-// cgroups and mounts, and is what the svc package uses.
+// A [Shell] is a sandbox that runs one task after another; [Shell.Cell]
+// makes the next task's process ahead of it, and the [Cell] runs the task
+// with its own processes, IPC namespace, cgroups and mounts.
 package runner
 
 import (
@@ -30,24 +29,6 @@ import (
 // the task process waiting for its command. The task's own limits start
 // when it is released.
 const SetupTimeout = 30 * time.Second
-
-// CellConfig describes the sandbox of a cell.
-type CellConfig struct {
-	Spec initproc.CellSpec
-	// Host ids the namespace's root (the init) and the task identity
-	// (Spec.UID/GID inside) map to.
-	InitUID, TaskUID int
-	// CgroupProcs are the cgroup.procs files of the task's cgroup (one on
-	// v2, one per hierarchy on v1): the task process moves itself into
-	// each before it drops its privileges. The init stays out, so the
-	// group counts the task alone.
-	CgroupProcs []string
-	// Trees are the host directories whose mounts the plan's attach
-	// operations take, in the order of their numbers (see
-	// mount.WorkspaceTree): each is cloned (open_tree) and handed to the
-	// init, which moves it into place.
-	Trees []string
-}
 
 // Task is the task a cell runs. Zero durations and limits mean none.
 type Task struct {
@@ -118,23 +99,13 @@ func (b *Budget) take(n int64) int64 {
 	}
 }
 
-// Cell is a sandbox built ahead of its task: an init in fresh user, mount,
-// PID, IPC, UTS and cgroup namespaces and a network namespace as no task
-// had used it (netns.go), in the task's cgroups, with the mount plan
-// applied and the task process made, without privileges, waiting for its
-// command. A cell runs one task ([Cell.Run]) or is closed unused
-// ([Cell.Close]); it is never reused. Its methods are
-// not safe for concurrent use.
+// Cell is one task of a Shell, made ahead of it: the task process,
+// without privileges, in the task's cgroups, waiting for its command. A
+// cell runs one task ([Cell.Run]) or is closed unused ([Cell.Close]),
+// which gives the shell back. Its methods are not safe for concurrent use.
 type Cell struct {
-	// shell, when set, runs the cell's task (see Shell): kills go to it,
-	// and the cell ends with its answer instead of its init's exit.
-	shell *Shell
-	clean bool // the shell answered: all gone, mounts undone
-	pid   int
-	// mu guards pidfd: a kill (a timer, ctx) may come at any time, even
-	// while the cell is closed.
-	mu     sync.Mutex
-	pidfd  *os.File
+	shell  *Shell
+	clean  bool     // the shell answered: all gone, mounts undone
 	config *os.File // write end: the task's records release the task
 	stdin  *os.File
 	stdout *os.File
@@ -142,99 +113,29 @@ type Cell struct {
 	statR  *os.File
 	status *initproc.Status
 	used   bool
+	// reaped: the shell said every process of the task is gone.
 	reaped bool
-	// netns is the cell's network namespace; netUsed says a process of
-	// the cell may have made a socket in it.
-	netns   *netns
+	// netUsed says a process of the cell may have made a socket in the
+	// shell's network namespace.
 	netUsed bool
-	// mntns holds the cell's mount namespace, so that the init's exit
-	// does not tear its mounts down on the task's critical path: the
-	// kernel does it when Close drops this last reference.
-	mntns *os.File
 }
 
-// Build makes a cell and returns once its task process waits for its
-// command. Cancelling ctx or SetupTimeout passing stops the build.
-func Build(ctx context.Context, c *CellConfig) (_ *Cell, err error) {
-	z, err := theZygote()
-	if err != nil {
-		return nil, err
-	}
-	var theirs []*os.File // the init's ends, closed once it has them
-	defer func() {
-		for _, f := range theirs {
-			f.Close()
-		}
-	}()
-	cell := &Cell{}
-	defer func() {
-		if err != nil {
-			cell.Close()
-		}
-	}()
-	if theirs, err = cell.pipes(); err != nil {
-		return nil, err
-	}
-	if cell.netns, err = freshNetns(); err != nil {
-		return nil, err
-	}
-	req := &initproc.SpawnRequest{
-		Version: initproc.SpawnVersion,
-		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
-		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
-		NProcs: uint32(len(c.CgroupProcs)), NTrees: uint32(len(c.Trees)),
-	}
-	files := append(theirs[:len(theirs):len(theirs)], cell.netns.f)
-	own, err := taskFiles(c.CgroupProcs, c.Trees)
-	theirs = append(theirs, own...)
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, own...)
-	if len(files) > initproc.SpawnMaxFDs {
-		return nil, fmt.Errorf("sandbox: %d fds for the zygote, at most %d", len(files), initproc.SpawnMaxFDs)
-	}
-	// A failed spawn may return a killed init, which Close reaps.
-	if cell.pid, cell.pidfd, err = z.spawn(req, files); err != nil {
-		return nil, fmt.Errorf("start sandbox init: %w", err)
-	}
-	ns := fmt.Sprintf("/proc/%d/ns/mnt", cell.pid)
-	fd, err := unix.Open(ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("hold the sandbox's mount namespace: %w", err)
-	}
-	cell.mntns = os.NewFile(uintptr(fd), ns) // held only: no poller
-
-	// Our copies of the init's ends must go, or we never see EOF.
-	for _, f := range theirs {
-		f.Close()
-	}
-	theirs = nil
-
-	if _, err := cell.config.Write(c.Spec.Encode()); err != nil {
-		return nil, fmt.Errorf("send sandbox config: %w", err)
-	}
-	if err := cell.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	return cell, nil
-}
-
-// waitReady waits, at most SetupTimeout, until the cell's task process
-// says it waits for its command. Cancelling ctx meanwhile kills the cell.
-func (c *Cell) waitReady(ctx context.Context) error {
-	stop := context.AfterFunc(ctx, c.kill)
+// waitReady waits, at most SetupTimeout, for the ready line on the status
+// pipe statR (of a shell's init or of a task process) and returns the
+// reader of the lines that follow. Cancelling ctx meanwhile calls kill.
+func waitReady(ctx context.Context, statR *os.File, kill func()) (*initproc.Status, error) {
+	stop := context.AfterFunc(ctx, kill)
 	defer stop()
-	c.statR.SetReadDeadline(time.Now().Add(SetupTimeout))
-	c.status = initproc.NewStatus(c.statR)
-	if err := c.status.WaitReady(); err != nil {
+	statR.SetReadDeadline(time.Now().Add(SetupTimeout))
+	st := initproc.NewStatus(statR)
+	if err := st.WaitReady(); err != nil {
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		}
-		return err
+		return nil, err
 	}
-	c.statR.SetReadDeadline(time.Time{})
-	return nil
+	statR.SetReadDeadline(time.Time{})
+	return st, nil
 }
 
 // pipes makes the cell's five pipes, stdin, stdout, stderr, config and
@@ -298,54 +199,14 @@ func pipe(mineWrites bool) (mine, theirs *os.File, err error) {
 	return os.NewFile(uintptr(m), "|sandbox"), os.NewFile(uintptr(t), "|init"), nil
 }
 
-// Pid returns the host pid of the cell's init.
-func (c *Cell) Pid() int { return c.pid }
+// kill kills the shell, and with it every process of the cell.
+func (c *Cell) kill() { c.shell.kill() }
 
-// kill kills the init, and with it every process of the cell.
-func (c *Cell) kill() {
-	if c.shell != nil {
-		c.shell.kill()
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pidfd != nil {
-		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
-	}
-}
-
-// Close kills an unused cell and returns once its processes are gone.
-// After [Cell.Run] it releases what is left, the cell's mount namespace
-// among it: call it off the critical path. The cell's network namespace
-// is kept for another cell when no process of the cell could have changed
-// it or, read once they are all gone, it is unchanged (see netns.go).
+// Close ends the cell and gives its shell back once the shell has undone
+// the task's mounts: call it off the critical path. An unused cell's task
+// process reads its config's EOF without a command and exits, and the
+// shell cleans up as after any task.
 func (c *Cell) Close() error {
-	if c.shell != nil {
-		return c.closeShell()
-	}
-	c.kill()
-	err := c.waitExit()
-	c.close()
-	if c.mntns != nil {
-		c.mntns.Close()
-	}
-	if c.netns != nil {
-		if err == nil && c.reaped {
-			releaseNetns(c.netns, c.netUsed)
-		} else {
-			netCounts.destroyed.Add(1)
-			c.netns.close()
-		}
-		c.netns = nil
-	}
-	return err
-}
-
-// closeShell ends a cell of a shell and gives the shell back once it has
-// undone the task's mounts. An unused cell's task process reads its
-// config's EOF without a command and exits, and the shell cleans up as
-// after any task.
-func (c *Cell) closeShell() error {
 	if !c.reaped {
 		for _, f := range []**os.File{&c.config, &c.stdin} {
 			if *f != nil {
@@ -361,39 +222,35 @@ func (c *Cell) closeShell() error {
 	}
 	c.close()
 	c.shell.release(c.clean, c.netUsed)
-	c.netns = nil // the shell's
 	return err
 }
 
-// close closes the cell's files but the mount namespace.
+// close closes the cell's files.
 func (c *Cell) close() {
 	for _, f := range []*os.File{c.config, c.stdin, c.stdout, c.stderr, c.statR} {
 		if f != nil {
 			f.Close()
 		}
 	}
-	c.mu.Lock()
-	if c.pidfd != nil {
-		c.pidfd.Close()
-		c.pidfd = nil
-	}
-	c.mu.Unlock()
 }
 
-// waitExit waits until the init has exited and reaps it. The kernel makes
-// the pidfd readable only once the init's PID namespace is empty, so
-// every process of the task is gone then.
+// waitExit waits for the shell's word that every process of the task is
+// gone.
 func (c *Cell) waitExit() error {
-	if c.shell != nil && !c.reaped {
-		var err error
-		c.clean, err = c.shell.answer(initproc.ShellGone)
-		c.reaped = true
-		return err
-	}
-	if c.pidfd == nil || c.reaped {
+	if c.reaped {
 		return nil
 	}
-	rc, err := c.pidfd.SyscallConn()
+	var err error
+	c.clean, err = c.shell.answer(initproc.ShellGone)
+	c.reaped = true
+	return err
+}
+
+// waitPidfd waits until the process of pidfd has exited and reaps it. For
+// an init, the kernel makes the pidfd readable only once its PID namespace
+// is empty, so every process in it is gone then.
+func waitPidfd(pidfd *os.File) error {
+	rc, err := pidfd.SyscallConn()
 	if err != nil {
 		return err
 	}
@@ -411,12 +268,11 @@ func (c *Cell) waitExit() error {
 	}
 	if err == nil {
 		var info unix.Siginfo
-		err = unix.Waitid(unix.P_PIDFD, int(c.pidfd.Fd()), &info, unix.WEXITED, nil)
+		err = unix.Waitid(unix.P_PIDFD, int(pidfd.Fd()), &info, unix.WEXITED, nil)
 	}
 	if err != nil {
 		return fmt.Errorf("wait for sandbox init: %w", err)
 	}
-	c.reaped = true
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc/internal/initproc"
-	"github.com/svc-sandbox/svc/internal/mount"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,17 +23,16 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-// testCell builds a cell whose workspace is a temporary directory and runs
-// argv in it.
+// testRun runs argv in a task of a new shell, with a workspace and /tmp
+// of its own.
 func testRun(t testing.TB, argv ...string) *Result {
 	t.Helper()
-	cfg := testCell(t)
-	cell, err := Build(context.Background(), cfg)
+	c, err := testShell(t).Cell(context.Background(), shellTask(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cell.Close()
-	r, err := cell.Run(context.Background(), testTask(argv...))
+	defer c.Close()
+	r, err := c.Run(context.Background(), testTask(argv...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,39 +43,6 @@ func testTask(argv ...string) *Task {
 	return &Task{
 		Spec:        initproc.TaskSpec{Dir: "/svc", Cmd: argv[0], Args: argv, Env: []string{"PATH=/usr/bin:/bin"}},
 		WallTimeout: 10 * time.Second, OutputLimit: 1 << 20,
-	}
-}
-
-// testCell returns the config of a sandbox whose workspace is a temporary
-// directory.
-func testCell(t testing.TB) *CellConfig {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{"svc", "tmp"} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, d := range []string{"svc", "tmp"} {
-		os.Chown(filepath.Join(dir, d), 1_500_001, 1_500_001)
-	}
-	// The temp dir is 0700 root: let the sandbox identities through.
-	os.Chmod(dir, 0o755)
-	os.Chmod(filepath.Dir(dir), 0o755)
-	sys, err := mount.ScanRootFS("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mount.MakeSkeleton(filepath.Join(dir, "skel"), sys); err != nil {
-		t.Fatal(err)
-	}
-	plan := mount.Build(mount.Params{
-		RootFS: "/", Skeleton: filepath.Join(dir, "skel"), ShmSize: 1 << 20,
-	}, sys)
-	return &CellConfig{
-		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
-		InitUID: 1_500_000, TaskUID: 1_500_001,
-		Trees: []string{mount.WorkspaceTree: filepath.Join(dir, "svc"), mount.TmpTree: filepath.Join(dir, "tmp")},
 	}
 }
 
@@ -106,57 +71,28 @@ func TestRunNotFound(t *testing.T) {
 	}
 }
 
-// TestCellClose: a cell closed unused leaves no process.
-func TestCellClose(t *testing.T) {
+// TestShellClose: a closed shell leaves no process.
+func TestShellClose(t *testing.T) {
 	requireRoot(t)
-	cell, err := Build(context.Background(), testCell(t))
-	if err != nil {
+	s := testShell(t)
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	pid := cell.Pid()
-	if err := cell.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		t.Errorf("init %d still there after Close", pid)
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", s.pid)); err == nil {
+		t.Errorf("init %d still there after Close", s.pid)
 	}
 }
 
-// BenchmarkBuild is the cost of a cell, built and closed unused.
-func BenchmarkBuild(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root")
-	}
-	cfg := testCell(b)
+// BenchmarkBuildShell is the cost of a shell, built and closed unused.
+func BenchmarkBuildShell(b *testing.B) {
+	requireRoot(b)
+	cfg := testShellConfig(b)
 	for b.Loop() {
-		cell, err := Build(context.Background(), cfg)
+		s, err := BuildShell(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		cell.Close()
-	}
-}
-
-// BenchmarkRunTrue is the cost of releasing a built cell's /bin/true, the
-// build excluded.
-func BenchmarkRunTrue(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root")
-	}
-	cfg := testCell(b)
-	for b.Loop() {
-		b.StopTimer()
-		cell, err := Build(context.Background(), cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if _, err := cell.Run(context.Background(), testTask("/bin/true")); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		cell.Close()
-		b.StartTimer()
+		s.Close()
 	}
 }
 
@@ -166,11 +102,11 @@ func BenchmarkRunTrue(b *testing.B) {
 // reaped: no zombie is left.
 func TestBuildFailureReaps(t *testing.T) {
 	requireRoot(t)
-	cfg := testCell(t)
+	cfg := testShellConfig(t)
 	cfg.InitUID = 1<<32 - 1
-	_, err := Build(context.Background(), cfg)
+	_, err := BuildShell(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "uid_map") || !errors.Is(err, unix.EINVAL) {
-		t.Fatalf("Build: %v, want the uid_map write failing with EINVAL", err)
+		t.Fatalf("BuildShell: %v, want the uid_map write failing with EINVAL", err)
 	}
 	if z := zombieChildren(t); len(z) > 0 {
 		t.Errorf("zombie children left: %v", z)
@@ -178,15 +114,22 @@ func TestBuildFailureReaps(t *testing.T) {
 }
 
 // TestBuildJoinFailure: a task process that cannot join its cgroup (its
-// cgroup.procs write fails: /dev/full) fails the build with the reason,
-// and nothing of the cell is left.
+// cgroup.procs write fails: /dev/full) fails the task's start with the
+// reason, the shell goes, and nothing of it is left.
 func TestBuildJoinFailure(t *testing.T) {
 	requireRoot(t)
-	cfg := testCell(t)
-	cfg.CgroupProcs = []string{"/dev/full"}
-	_, err := Build(context.Background(), cfg)
+	s := testShell(t)
+	task := shellTask(t)
+	task.CgroupProcs = []string{"/dev/full"}
+	_, err := s.Cell(context.Background(), task)
 	if err == nil || !strings.Contains(err.Error(), "join the task's cgroup") || !strings.Contains(strings.ToLower(err.Error()), unix.ENOSPC.Error()) {
-		t.Fatalf("Build: %v, want the cgroup join failing with %q", err, unix.ENOSPC.Error())
+		t.Fatalf("Cell: %v, want the cgroup join failing with %q", err, unix.ENOSPC.Error())
+	}
+	if s.Usable() {
+		t.Error("the shell of a failed task is usable")
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
 	}
 	if z := zombieChildren(t); len(z) > 0 {
 		t.Errorf("zombie children left: %v", z)
@@ -194,7 +137,7 @@ func TestBuildJoinFailure(t *testing.T) {
 }
 
 // zombieChildren lists this process's children that are zombies.
-func zombieChildren(t *testing.T) []string {
+func zombieChildren(t testing.TB) []string {
 	t.Helper()
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []string

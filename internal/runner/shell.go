@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -50,9 +48,17 @@ type ShellConfig struct {
 
 // ShellTask is what one task of a shell has of its own.
 type ShellTask struct {
-	CgroupProcs []string   // as CellConfig's
-	Trees       []string   // as CellConfig's
-	Mounts      mount.Plan // mount.TaskMounts
+	// CgroupProcs are the cgroup.procs files of the task's cgroup (one on
+	// v2, one per hierarchy on v1): the task process moves itself into
+	// each before it drops its privileges. The init stays out, so the
+	// group counts the task alone.
+	CgroupProcs []string
+	// Trees are the host directories whose mounts the task's attach
+	// operations take, in the order of their numbers (see
+	// mount.WorkspaceTree): each is cloned (open_tree) and handed to the
+	// init, which moves it into place.
+	Trees  []string
+	Mounts mount.Plan // mount.TaskMounts
 }
 
 var shellCounts struct{ made, cells atomic.Int64 }
@@ -95,7 +101,7 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 		return nil, err
 	}
 	req := &initproc.SpawnRequest{
-		Version: initproc.SpawnVersion, Flags: initproc.SpawnShell,
+		Version: initproc.SpawnVersion,
 		InitUID: uint32(c.InitUID), TaskUID: uint32(c.TaskUID),
 		InnerUID: uint32(c.Spec.UID), InnerGID: uint32(c.Spec.GID),
 	}
@@ -105,16 +111,10 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	theirCtl.Close()
 	statW.Close()
 
-	stop := context.AfterFunc(ctx, s.kill)
-	defer stop()
-	statR.SetReadDeadline(time.Now().Add(SetupTimeout))
 	if _, err := s.ctl.Write(c.Spec.Encode()); err != nil {
 		return nil, fmt.Errorf("send shell config: %w", err)
 	}
-	if err := initproc.NewStatus(statR).WaitReady(); err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
+	if _, err := waitReady(ctx, statR, s.kill); err != nil {
 		return nil, err
 	}
 	shellCounts.made.Add(1)
@@ -132,7 +132,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if s.tasks++; s.tasks > 1 {
 		netCounts.reused.Add(1) // the shell's namespace, for another task
 	}
-	cell := &Cell{shell: s, pid: s.pid, netns: s.netns}
+	cell := &Cell{shell: s}
 	var theirs []*os.File
 	defer func() {
 		for _, f := range theirs {
@@ -154,20 +154,18 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if err != nil {
 		return nil, err
 	}
-	hdr := struct{ version, nprocs, ntrees, framelen uint32 }{
-		version: initproc.TaskVersion, nprocs: uint32(len(t.CgroupProcs)), ntrees: uint32(len(t.Trees)),
-	}
 	frame := initproc.EncodeMounts(t.Mounts)
-	hdr.framelen = uint32(len(frame))
-	b := binary.NativeEndian.AppendUint32(nil, hdr.version)
-	for _, v := range []uint32{hdr.nprocs, hdr.ntrees, hdr.framelen} {
-		b = binary.NativeEndian.AppendUint32(b, v)
+	msg := &initproc.TaskMessage{
+		NProcs: uint32(len(t.CgroupProcs)), NTrees: uint32(len(t.Trees)), FrameLen: uint32(len(frame)),
+	}
+	if len(theirs) > initproc.SpawnMaxFDs {
+		return nil, fmt.Errorf("sandbox: %d fds for a task, at most %d", len(theirs), initproc.SpawnMaxFDs)
 	}
 	fds := make([]int, len(theirs))
 	for i, f := range theirs {
 		fds[i] = int(f.Fd())
 	}
-	if err := unix.Sendmsg(int(s.ctl.Fd()), b, unix.UnixRights(fds...), nil, 0); err != nil {
+	if err := unix.Sendmsg(int(s.ctl.Fd()), msg.Encode(), unix.UnixRights(fds...), nil, 0); err != nil {
 		return nil, fmt.Errorf("send a task to the shell: %w", err)
 	}
 	runtime.KeepAlive(theirs)
@@ -179,7 +177,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	}
 	theirs = nil
 
-	if err := cell.waitReady(ctx); err != nil {
+	if cell.status, err = waitReady(ctx, cell.statR, s.kill); err != nil {
 		return nil, err
 	}
 	shellCounts.cells.Add(1)
@@ -218,8 +216,7 @@ func (s *Shell) reap() error {
 		return nil
 	}
 	defer pidfd.Close()
-	c := &Cell{pidfd: pidfd}
-	return c.waitExit()
+	return waitPidfd(pidfd)
 }
 
 // maxShellTasks bounds the tasks one shell runs: nothing is known to

@@ -14,24 +14,32 @@ import (
 	"github.com/svc-sandbox/svc/internal/mount"
 )
 
-// testShell builds a shell like testCell's sandbox.
-func testShell(t testing.TB) *Shell {
+// testShellConfig returns the config of a shell whose root is a skeleton
+// in a temporary directory.
+func testShellConfig(t testing.TB) *ShellConfig {
 	t.Helper()
 	sys, err := mount.ScanRootFS("/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	// The temp dir is 0700 root: let the sandbox identities through.
 	os.Chmod(dir, 0o755)
 	os.Chmod(filepath.Dir(dir), 0o755)
 	if err := mount.MakeSkeleton(filepath.Join(dir, "skel"), sys); err != nil {
 		t.Fatal(err)
 	}
 	plan := mount.ShellPlan(mount.Params{RootFS: "/", Skeleton: filepath.Join(dir, "skel"), ShmSize: 1 << 20}, sys)
-	s, err := BuildShell(context.Background(), &ShellConfig{
+	return &ShellConfig{
 		Spec:    initproc.CellSpec{Mounts: plan, Hostname: "svc", UID: 1000, GID: 1000},
 		InitUID: 1_500_000, TaskUID: 1_500_001,
-	})
+	}
+}
+
+// testShell builds a shell of testShellConfig, closed at the test's end.
+func testShell(t testing.TB) *Shell {
+	t.Helper()
+	s, err := BuildShell(context.Background(), testShellConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,32 +199,14 @@ func TestShellUnusedCell(t *testing.T) {
 	}
 }
 
-// BenchmarkShellTrue is a /bin/true task in a reused shell, cell taken,
-// run and closed: what BenchmarkCellTrue does with a cell built for it.
+// BenchmarkShellTrue is a /bin/true task in a reused shell: cell taken,
+// run and closed.
 func BenchmarkShellTrue(b *testing.B) {
 	requireRoot(b)
 	s := testShell(b)
 	task := shellTask(b)
 	for b.Loop() {
 		c, err := s.Cell(context.Background(), task)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.Run(context.Background(), testTask("/bin/true")); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkCellTrue is a /bin/true task in a cell built for it.
-func BenchmarkCellTrue(b *testing.B) {
-	requireRoot(b)
-	cfg := testCell(b)
-	for b.Loop() {
-		c, err := Build(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
