@@ -302,9 +302,10 @@ func (h *host) prepare(ctx context.Context, id string, slot int) (*request, erro
 	return rq, nil
 }
 
-// discardCells kills the cells built ahead that no task used, once the
-// builds in flight are done, so that no process of the request's identity
-// outlives it.
+// discardCells ends the task processes made ahead that no task used,
+// once the builds in flight are done, and gives their shells back: no task
+// process of the request outlives it (idle shells' inits stay, with no
+// task in them).
 func (rq *request) discardCells() {
 	rq.building.Wait()
 	rq.mu.Lock()
@@ -344,7 +345,7 @@ func removeEmpty(dir string, empty ...string) error {
 	return nil
 }
 
-// cellSpec is what every cell of the request is built from.
+// cellSpec is the sandbox the request's shells are built with.
 func (rq *request) cellSpec() initproc.CellSpec {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
 	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
@@ -518,8 +519,8 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	// The cell goes off the critical path: its mount namespace and cgroup
-	// are torn down after the result is out.
+	// The cell goes off the critical path: the task's mounts are undone,
+	// its shell given back and its cgroup removed after the result is out.
 	defer rq.h.background(func() {
 		if err := c.close(); err != nil {
 			rq.h.cfg.Logger.Error("task cleanup", "err", err)
