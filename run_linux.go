@@ -232,6 +232,9 @@ type request struct {
 type cell struct {
 	c     *runner.Cell
 	group *cgroup.Group
+	// stats has the group's statistics files open: the task's result
+	// reads them without opening any.
+	stats *cgroup.StatsReader
 	shell *runner.Shell
 	h     *host
 	slot  int
@@ -385,6 +388,15 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	stats, err := tg.OpenStats()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			stats.Close()
+		}
+	}()
 	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
 		return nil, err
@@ -398,7 +410,7 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 		sh.Close()
 		return nil, err
 	}
-	return &cell{c: c, group: tg, shell: sh, h: rq.h, slot: rq.slot}, nil
+	return &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}, nil
 }
 
 // takeShell returns an idle shell of the request's identity slot, or
@@ -452,6 +464,7 @@ func (h *host) putShell(slot int, sh *runner.Shell) error {
 func (c *cell) close() error {
 	err := c.c.Close()
 	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
+	c.stats.Close()
 	return errors.Join(err, c.group.Remove())
 }
 
@@ -558,7 +571,7 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	case !rr.Report.Exited && !rr.Killed():
 		return Result{}, errors.New("sandbox init ended before its task did")
 	}
-	st, err := c.group.Stats()
+	st, err := c.stats.Stats()
 	if err != nil {
 		return Result{}, err
 	}

@@ -470,6 +470,47 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// TestStatsReader: files opened before the group's process ran read what
+// it did, as often as they are read, and the same as Stats.
+func TestStatsReader(t *testing.T) {
+	h := hierarchy(t)
+	g := child(t, service(t, h), "task-0")
+	setLimits(t, g, Limits{MemoryMax: 64 * mib, PidsMax: 10})
+	r, err := g.OpenStats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	before, err := r.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := before.CPUUsageUsec; u == nil || *u != 0 {
+		t.Fatalf("CPUUsageUsec of a group that ran nothing = %s, want 0", val(u))
+	}
+	// Several processes at once, so that pids.peak passes 1.
+	cmd := start(t, g, "true & true & true & wait")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		got, err := r.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := stats(t, g)
+		if statsString(got) != statsString(want) {
+			t.Errorf("read %d through the open files:\n%s\nStats:\n%s", i, statsString(got), statsString(want))
+		}
+		if u := got.CPUUsageUsec; u == nil || *u <= 0 {
+			t.Errorf("read %d: CPUUsageUsec = %s after running processes", i, val(u))
+		}
+		if p := got.PidsPeak; p != nil && *p < 2 {
+			t.Errorf("read %d: PidsPeak = %d after four processes", i, *p)
+		}
+	}
+}
+
 func TestSplitCPU(t *testing.T) {
 	for _, c := range []struct{ total, user, sys, wantUser, wantSys int64 }{
 		{1628, 0, 0, 1628, 0}, // shorter than a tick: all user, as on v2

@@ -74,10 +74,18 @@ func readFileAt(dirfd int, dir, name string) (string, error) {
 }
 
 // A dirFD is a group directory opened for reading several of its files.
-// Opening it is also the check that the group exists.
+// Opening it is also the check that the group exists. Files opened ahead
+// (open) are read in place; others are opened for each read.
 type dirFD struct {
-	fd   int
-	path string
+	fd    int
+	path  string
+	files map[string]openFile
+}
+
+// openFile is a file of a dirFD opened ahead, or why it could not be.
+type openFile struct {
+	fd  int
+	err error
 }
 
 func openDir(path string) (dirFD, error) {
@@ -85,22 +93,76 @@ func openDir(path string) (dirFD, error) {
 	if err != nil {
 		return dirFD{}, fmt.Errorf("cgroup: open %s: %w", path, err)
 	}
-	return dirFD{fd, path}, nil
+	return dirFD{fd, path, make(map[string]openFile)}, nil
 }
 
-func (d dirFD) close() { unix.Close(d.fd) }
+// open opens d's file name ahead of its reads; an error is the reads'.
+func (d dirFD) open(name string) {
+	fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		err = fmt.Errorf("cgroup: read %s: %s: %w", name, filepath.Join(d.path, name), err)
+	}
+	d.files[name] = openFile{fd, err}
+}
+
+func (d dirFD) close() {
+	for _, f := range d.files {
+		if f.err == nil {
+			unix.Close(f.fd)
+		}
+	}
+	unix.Close(d.fd)
+}
+
+// read returns the contents of d's file name.
+func (d dirFD) read(name string) (string, error) {
+	f, ok := d.files[name]
+	switch {
+	case !ok:
+		return readFileAt(d.fd, d.path, name)
+	case f.err != nil:
+		return "", f.err
+	}
+	s, err := preadAll(f.fd)
+	if err != nil {
+		return "", fmt.Errorf("cgroup: read %s: %s: %w", name, filepath.Join(d.path, name), err)
+	}
+	return s, nil
+}
+
+// preadAll reads the cgroup file fd from its start. A cgroup file's text
+// is made whole by one call of its show function, and a read with room
+// for all of it returns all of it: a read that leaves room is the last.
+func preadAll(fd int) (string, error) {
+	var buf [4096]byte
+	var out []byte
+	for off := int64(0); ; {
+		n, err := unix.Pread(fd, buf[:], off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		out = append(out, buf[:n]...)
+		if n < len(buf) {
+			return string(out), nil
+		}
+		off += int64(n)
+	}
+}
 
 // readInt reads d's file name holding one integer; nil, nil when it does
 // not exist.
 func (d dirFD) readInt(name string) (*int64, error) {
-	s, err := readFileAt(d.fd, d.path, name)
+	s, err := d.read(name)
 	return parseInt(s, err, d.path, name)
 }
 
 // readFlat reads d's flat keyed file name; nil, nil when it does not
 // exist.
 func (d dirFD) readFlat(name string) (map[string]int64, error) {
-	s, err := readFileAt(d.fd, d.path, name)
+	s, err := d.read(name)
 	return parseFlat(s, err, d.path, name)
 }
 
@@ -151,7 +213,7 @@ func parseFlat(s string, err error, dir, name string) (map[string]int64, error) 
 	if err != nil {
 		return nil, err
 	}
-	m, err := ParseFlatKeyed(strings.NewReader(s))
+	m, err := parseFlatKeyed(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}

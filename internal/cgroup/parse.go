@@ -27,10 +27,21 @@ var ErrNotSupported = errors.New("cgroup: not supported")
 // pids.events and memory.oom_control have this shape. Blank lines are
 // skipped; a malformed line is an error naming its number.
 func ParseFlatKeyed(r io.Reader) (map[string]int64, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: parse: %w", err)
+	}
+	return parseFlatKeyed(string(b))
+}
+
+// parseFlatKeyed is ParseFlatKeyed of a file's text, already read: the
+// statistics of every task go through it, so it splits s in place.
+func parseFlatKeyed(s string) (map[string]int64, error) {
 	m := make(map[string]int64)
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
+	n := 0
+	for line := range strings.Lines(s) {
+		n++
+		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
@@ -43,9 +54,6 @@ func ParseFlatKeyed(r io.Reader) (map[string]int64, error) {
 			return nil, fmt.Errorf("cgroup: parse line %d %q: %w", n, line, err)
 		}
 		m[k] = i
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cgroup: parse: %w", err)
 	}
 	return m, nil
 }
@@ -89,26 +97,42 @@ func ParseProcCgroup(r io.Reader) (v1 map[string]string, v2 string, err error) {
 // returns the user and system time summed over the CPUs. A missing or
 // different header or a malformed line is an error.
 func ParseUsageAll(r io.Reader) (user, system int64, err error) {
-	sc := bufio.NewScanner(r)
-	if !sc.Scan() || strings.Join(strings.Fields(sc.Text()), " ") != "cpu user system" {
-		return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all: header %q, want \"cpu user system\"", sc.Text())
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all: %w", err)
 	}
-	for n := 2; sc.Scan(); n++ {
-		f := strings.Fields(sc.Text())
+	return parseUsageAll(string(b))
+}
+
+// parseUsageAll is ParseUsageAll of the file's text, already read.
+func parseUsageAll(s string) (user, system int64, err error) {
+	n := 0
+	for line := range strings.Lines(s) {
+		n++
+		f := strings.Fields(line)
+		if n == 1 {
+			if strings.Join(f, " ") != "cpu user system" {
+				return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all: header %q, want \"cpu user system\"", strings.TrimSpace(line))
+			}
+			continue
+		}
 		if len(f) == 0 {
 			continue
 		}
 		if len(f) != 3 {
-			return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: want 3 fields", n, sc.Text())
+			return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: want 3 fields", n, strings.TrimSpace(line))
 		}
 		var v [2]int64
 		for i := range v {
 			if v[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
-				return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: %w", n, sc.Text(), err)
+				return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all line %d %q: %w", n, strings.TrimSpace(line), err)
 			}
 		}
 		user += v[0]
 		system += v[1]
 	}
-	return user, system, sc.Err()
+	if n == 0 {
+		return 0, 0, fmt.Errorf("cgroup: parse cpuacct.usage_all: header \"\", want \"cpu user system\"")
+	}
+	return user, system, nil
 }

@@ -6,32 +6,87 @@ import (
 	"io/fs"
 	"math/bits"
 	"path/filepath"
-	"strings"
 )
 
 // Stats reads the group's statistics (see [Stats] for the files). It is an
 // error if the group does not exist; a value the kernel does not provide
 // is nil.
 func (g *Group) Stats() (Stats, error) {
-	// Each directory is opened once, which also checks that it exists,
-	// and its files are opened relative to it.
-	dirs := make(map[string]dirFD, len(g.dirs))
+	r, err := g.OpenStats()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer r.Close()
+	return r.Stats()
+}
+
+// A StatsReader reads a group's statistics through files it opened once:
+// a task's are opened before the task starts, so that reading them after
+// it, on the way to its result, is a read per file. Close it before the
+// group is removed. It is not safe for concurrent use.
+type StatsReader struct {
+	g    *Group
+	dirs map[string]dirFD
+}
+
+// statsFiles are the files Stats reads in each controller.
+var statsFiles = map[string][]string{
+	"":        {"cpu.stat", "memory.peak", "pids.peak", "memory.events", "memory.events.local", "pids.events"}, // v2
+	"cpuacct": {"cpuacct.usage", "cpuacct.usage_all"},
+	"cpu":     {"cpu.stat"},
+	"memory":  {"memory.max_usage_in_bytes", "memory.oom_control"},
+	"pids":    {"pids.peak", "pids.events"},
+}
+
+// OpenStats opens the group's statistics files for [StatsReader.Stats].
+// It is an error if the group does not exist.
+func (g *Group) OpenStats() (_ *StatsReader, err error) {
+	r := &StatsReader{g: g, dirs: make(map[string]dirFD, len(g.dirs))}
 	defer func() {
-		for _, d := range dirs {
-			d.close()
+		if err != nil {
+			r.Close()
 		}
 	}()
+	// Each directory is opened once, which also checks that it exists,
+	// and its files are opened relative to it.
 	for _, p := range g.uniq() {
 		d, err := openDir(p)
 		if err != nil {
-			return Stats{}, fmt.Errorf("cgroup: stats: %w", err)
+			return nil, fmt.Errorf("cgroup: stats: %w", err)
 		}
-		dirs[p] = d
+		r.dirs[p] = d
+	}
+	open := func(c string) {
+		d := r.dirs[g.dir(c)]
+		for _, name := range statsFiles[c] {
+			d.open(name)
+		}
 	}
 	if g.h.ver == V2 {
-		return statsV2(dirs[g.dirs[0]])
+		open("")
+	} else {
+		for _, c := range []string{"cpuacct", "cpu", "memory", "pids"} {
+			open(c)
+		}
 	}
-	return statsV1(dirs[g.dir("cpuacct")], dirs[g.dir("cpu")], dirs[g.dir("memory")], dirs[g.dir("pids")])
+	return r, nil
+}
+
+// Stats reads the group's statistics.
+func (r *StatsReader) Stats() (Stats, error) {
+	g := r.g
+	if g.h.ver == V2 {
+		return statsV2(r.dirs[g.dirs[0]])
+	}
+	return statsV1(r.dirs[g.dir("cpuacct")], r.dirs[g.dir("cpu")], r.dirs[g.dir("memory")], r.dirs[g.dir("pids")])
+}
+
+// Close closes the files of the reader.
+func (r *StatsReader) Close() {
+	for _, d := range r.dirs {
+		d.close()
+	}
+	r.dirs = nil
 }
 
 func statsV2(d dirFD) (Stats, error) {
@@ -146,7 +201,7 @@ func cpuacctUsage(d dirFD) (total, user, sys *int64, err error) {
 		return nil, nil, nil, err
 	}
 	var u, sy int64
-	all, err := readFileAt(d.fd, d.path, "cpuacct.usage_all")
+	all, err := d.read("cpuacct.usage_all")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		var ns [2]*int64
@@ -162,7 +217,7 @@ func cpuacctUsage(d dirFD) (total, user, sys *int64, err error) {
 	case err != nil:
 		return nil, nil, nil, err
 	default:
-		if u, sy, err = ParseUsageAll(strings.NewReader(all)); err != nil {
+		if u, sy, err = parseUsageAll(all); err != nil {
 			return nil, nil, nil, fmt.Errorf("cgroup: %s: %w", filepath.Join(d.path, "cpuacct.usage_all"), err)
 		}
 	}
