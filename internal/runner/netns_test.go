@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 )
@@ -118,5 +119,23 @@ func TestPerNamespace(t *testing.T) {
 	want := "sockets: used 3\nTCP: inuse 1 tw 3\nUDP: inuse 0\nFRAG: inuse 0 memory 0\n"
 	if got := string(perNamespace([]byte(in))); got != want {
 		t.Errorf("perNamespace:\n got %q\nwant %q", got, want)
+	}
+}
+
+// BenchmarkNetnsUnchanged is the read of a namespace's state that follows
+// every task whose policy allows sockets.
+func BenchmarkNetnsUnchanged(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root: makes network namespaces")
+	}
+	n, err := freshNetns()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.close()
+	for b.Loop() {
+		if same, err := n.unchanged(); err != nil || !same {
+			b.Fatalf("unchanged: %v, %v", same, err)
+		}
 	}
 }
