@@ -23,7 +23,9 @@
 //
 // A [Hierarchy] and its [Group]s hold no mutable state besides the kernel's:
 // all methods are safe for concurrent use. Two goroutines working on the same
-// cgroup race only as far as the kernel files do.
+// cgroup race only as far as the kernel files do. A [StatsReader] holds the
+// statistics files of one group open, for reads after its processes end
+// that open nothing; it is for one goroutine at a time.
 //
 // # Requirements
 //
