@@ -8,7 +8,9 @@
 // gets its own user, PID, mount, IPC, UTS and cgroup namespaces, a network
 // namespace with only loopback that is as no task had used it (new, or
 // read unchanged since it was made), its own cgroup with memory, pids and
-// CPU limits, and its own system-call filter. A task that fails (non-zero exit, timeout, out of memory,
+// CPU limits (on cgroup v1 the cpu and cpuacct groups are its sandbox's,
+// which runs one task at a time and counts each task's CPU time from
+// zero), and its own system-call filter. A task that fails (non-zero exit, timeout, out of memory,
 // forbidden system call) does not fail the request: its [Result] carries
 // the [Outcome]. An error from [Sandbox.Run] means the request was refused
 // or could not be run; it is an [*Error] with a stable [Code].

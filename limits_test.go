@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/internal/runner"
 )
 
 // --- helpers ---------------------------------------------------------------
@@ -1327,6 +1328,52 @@ func TestStatsTaskAlone(t *testing.T) {
 		}
 		t.Logf("/bin/true: cpu_usage_usec %d, memory_peak_bytes %d", u, statVal(t, "memory_peak_bytes", r.Stats.MemoryPeakBytes))
 	}
+}
+
+// TestStatsShellReuseCPU: a shell's tasks follow one another in its
+// sandbox (on v1 they also share its cpu and cpuacct groups, their
+// accounting started afresh for each). A task after a CPU loop throttled
+// at 20% of a CPU reports its own CPU time and no throttling: nothing of
+// the loop carries over.
+func TestStatsShellReuseCPU(t *testing.T) {
+	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{
+		MaxConcurrency: 1, MaxParallelTasks: 1,
+		CPUMax:       svc.CPUMax{Quota: 20000, Period: 100000},
+		CPUTimeLimit: slow, WallTimeout: slow,
+	}})
+	made0, cells0 := runner.ShellCounts()
+	const pairs = 4
+	for i := range pairs {
+		burn := one(t, sb, sh("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"))
+		expect(t, burn, svc.OutcomeExited, 0)
+		bu := statVal(t, "cpu_usage_usec", burn.Stats.CPUUsageUsec)
+		if n := statVal(t, "cpu_nr_throttled", burn.Stats.CPUNrThrottled); n <= 0 {
+			t.Fatalf("loop %d: cpu_nr_throttled %d at 20%% of a CPU (cpu_usage_usec %d)", i, n, bu)
+		}
+		r := one(t, sb, svc.Task{Cmd: "/bin/true"})
+		expect(t, r, svc.OutcomeExited, 0)
+		u := statVal(t, "cpu_usage_usec", r.Stats.CPUUsageUsec)
+		us := statVal(t, "cpu_user_usec", r.Stats.CPUUserUsec)
+		sy := statVal(t, "cpu_system_usec", r.Stats.CPUSystemUsec)
+		n := statVal(t, "cpu_nr_throttled", r.Stats.CPUNrThrottled)
+		th := statVal(t, "cpu_throttled_usec", r.Stats.CPUThrottledUsec)
+		t.Logf("pair %d: loop %d usec; then /bin/true %d usec (user %d, system %d), throttled %d times, %d usec", i, bu, u, us, sy, n, th)
+		if u <= 0 || u >= 20000 || u >= bu/4 {
+			t.Errorf("pair %d: /bin/true cpu_usage_usec %d after a loop of %d: want its own, about a millisecond", i, u, bu)
+		}
+		if us+sy != u {
+			t.Errorf("pair %d: cpu_user_usec %d + cpu_system_usec %d != cpu_usage_usec %d", i, us, sy, u)
+		}
+		if n != 0 || th != 0 {
+			t.Errorf("pair %d: /bin/true throttled %d times for %d usec: the loop's throttling carried over", i, n, th)
+		}
+	}
+	made, cells := runner.ShellCounts()
+	t.Logf("%d requests: %d shells made, %d tasks run in them", 2*pairs, made-made0, cells-cells0)
+	if made-made0 >= 2*pairs {
+		t.Errorf("%d shells made for %d requests: no shell ran two tasks", made-made0, 2*pairs)
+	}
+	assertNoCgroups(t, sb)
 }
 
 func TestLimitStats(t *testing.T) {

@@ -59,9 +59,10 @@ type host struct {
 	// of one has of its own.
 	shellPlan, taskMounts mount.Plan
 	shellMu               sync.Mutex
-	shells                map[int][]*runner.Shell // idle, by identity slot
-	idleShells            int                     // in shells
-	closing               bool                    // no shell is kept any more
+	shells                map[int][]*shell // idle, by identity slot
+	idleShells            int              // in shells
+	nshell                atomic.Int64     // shells made, for their cgroups' names
+	closing               bool             // no shell is kept any more
 }
 
 // idleCaps returns how many idle shells an identity slot keeps (twice what
@@ -149,7 +150,7 @@ func openHost(cfg *Config) (*host, error) {
 	}
 	params := mount.Params{RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
-	h.shells = make(map[int][]*runner.Shell)
+	h.shells = make(map[int][]*shell)
 	h.cpuRate = float64(runtime.NumCPU())
 	if q := cfg.Limits.CPUMax; q.Quota > 0 {
 		h.cpuRate = min(h.cpuRate, float64(q.Quota)/float64(q.Period))
@@ -235,9 +236,28 @@ type cell struct {
 	// stats has the group's statistics files open: the task's result
 	// reads them without opening any.
 	stats *cgroup.StatsReader
-	shell *runner.Shell
+	shell *shell
 	h     *host
 	slot  int
+}
+
+// shell is a sandbox shell with, on cgroup v1, the cpu and cpuacct groups
+// its tasks share: making and removing those per task cost more than
+// starting their accounting afresh (cgroup.Group.ChildSharing), while a
+// task's memory and pids groups, whose peaks cannot be reset, are its own.
+// The shell's init is in none of them.
+type shell struct {
+	*runner.Shell
+	cpu *cgroup.Group // nil on v2
+}
+
+// close ends the shell and removes its groups.
+func (sh *shell) close() error {
+	err := sh.Shell.Close()
+	if sh.cpu != nil {
+		err = errors.Join(err, sh.cpu.Remove())
+	}
+	return err
 }
 
 // newRequest makes the environment of a request for identity slot slot:
@@ -367,17 +387,31 @@ func (rq *request) cellSpec() initproc.CellSpec {
 	}
 }
 
-// buildCell makes a task cgroup with the task limits and builds a cell in
-// it.
+// buildCell takes a shell of the request's identity slot, makes the task
+// cgroup with the task limits and starts the task process in them.
 func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	l := rq.h.cfg.Limits
-	tg, err := rq.h.service.Child(fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1)))
+	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
+	name := fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1))
+	var tg *cgroup.Group
+	if sh.cpu != nil {
+		tg, err = rq.h.service.ChildSharing(name, sh.cpu, "cpu", "cpuacct")
+	} else {
+		tg, err = rq.h.service.Child(name)
+	}
+	if err != nil {
+		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+	}
+	var stats *cgroup.StatsReader
 	defer func() {
 		if err != nil {
-			tg.Remove()
+			if stats != nil {
+				stats.Close()
+			}
+			err = errors.Join(err, tg.Remove())
 		}
 	}()
 	if err := tg.SetLimits(cgroup.Limits{
@@ -386,20 +420,12 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 		CPUQuota:  l.CPUMax.Quota,
 		CPUPeriod: l.CPUMax.Period,
 	}); err != nil {
-		return nil, err
+		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
-	stats, err := tg.OpenStats()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			stats.Close()
-		}
-	}()
-	sh, err := rq.h.takeShell(ctx, rq)
-	if err != nil {
-		return nil, err
+	// After the limits: a shared cpu group's new quota ends any throttled
+	// period the shell's last task left, then its accounting restarts.
+	if stats, err = tg.OpenStats(); err != nil {
+		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
 	c, err := sh.Cell(ctx, &runner.ShellTask{
 		CgroupProcs: tg.ProcsFiles(),
@@ -407,15 +433,14 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 		Mounts:      rq.h.taskMounts,
 	})
 	if err != nil {
-		sh.Close()
-		return nil, err
+		return nil, errors.Join(err, sh.close())
 	}
 	return &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}, nil
 }
 
 // takeShell returns an idle shell of the request's identity slot, or
 // builds one.
-func (h *host) takeShell(ctx context.Context, rq *request) (*runner.Shell, error) {
+func (h *host) takeShell(ctx context.Context, rq *request) (*shell, error) {
 	h.shellMu.Lock()
 	if idle := h.shells[rq.slot]; len(idle) > 0 {
 		sh := idle[len(idle)-1]
@@ -425,20 +450,30 @@ func (h *host) takeShell(ctx context.Context, rq *request) (*runner.Shell, error
 		return sh, nil
 	}
 	h.shellMu.Unlock()
-	return runner.BuildShell(ctx, &runner.ShellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID})
+	rs, err := runner.BuildShell(ctx, &runner.ShellConfig{Spec: rq.cellSpec(), InitUID: rq.initUID, TaskUID: rq.taskUID})
+	if err != nil {
+		return nil, err
+	}
+	sh := &shell{Shell: rs}
+	if h.cg.Version() == cgroup.V1 {
+		if sh.cpu, err = h.service.Child(fmt.Sprintf("shell-%d", h.nshell.Add(1))); err != nil {
+			return nil, errors.Join(err, sh.close())
+		}
+	}
+	return sh, nil
 }
 
 // dropShells closes the idle shells.
 func (h *host) dropShells() error {
 	h.shellMu.Lock()
 	shells := h.shells
-	h.shells = make(map[int][]*runner.Shell)
+	h.shells = make(map[int][]*shell)
 	h.idleShells = 0
 	h.shellMu.Unlock()
 	var err error
 	for _, idle := range shells {
 		for _, sh := range idle {
-			err = errors.Join(err, sh.Close())
+			err = errors.Join(err, sh.close())
 		}
 	}
 	return err
@@ -446,7 +481,7 @@ func (h *host) dropShells() error {
 
 // putShell keeps a shell whose task is done for the slot's next one, or
 // closes it.
-func (h *host) putShell(slot int, sh *runner.Shell) error {
+func (h *host) putShell(slot int, sh *shell) error {
 	perSlot, total := h.idleCaps()
 	h.shellMu.Lock()
 	if sh.Usable() && !h.closing && len(h.shells[slot]) < perSlot && h.idleShells < total {
@@ -456,7 +491,7 @@ func (h *host) putShell(slot int, sh *runner.Shell) error {
 		return nil
 	}
 	h.shellMu.Unlock()
-	return sh.Close()
+	return sh.close()
 }
 
 // close ends the cell's task if unused, gives its shell back and removes

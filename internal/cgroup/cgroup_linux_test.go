@@ -511,6 +511,100 @@ func TestStatsReader(t *testing.T) {
 	}
 }
 
+// TestChildSharing: task groups that share a v1 group's cpu and cpuacct
+// directories make and remove only their own, and each task's CPU
+// accounting starts afresh: a task after one that was throttled reads
+// zero before it runs and only its own time after.
+func TestChildSharing(t *testing.T) {
+	h := hierarchy(t)
+	svc := service(t, h)
+	keep := child(t, svc, "shell")
+	if h.Version() == V2 {
+		if _, err := svc.ChildSharing("task", keep, "cpu"); err == nil {
+			t.Fatal("ChildSharing on v2: no error")
+		}
+		t.Skip("v2 has one directory per group: nothing to share (refused, as checked)")
+	}
+	limits := Limits{MemoryMax: 64 * mib, PidsMax: 10, CPUQuota: 10000, CPUPeriod: 100000}
+	task := func(name string) (*Group, *StatsReader) {
+		t.Helper()
+		g, err := svc.ChildSharing(name, keep, "cpu", "cpuacct")
+		if err != nil {
+			t.Fatal(err)
+		}
+		setLimits(t, g, limits)
+		r, err := g.OpenStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		return g, r
+	}
+	read := func(r *StatsReader) Stats {
+		t.Helper()
+		s, err := r.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	// 10% of a CPU for a loop of tens of milliseconds: throttled.
+	g1, r1 := task("task-1")
+	if g1.dir("cpu") != keep.dir("cpu") || g1.dir("memory") == keep.dir("memory") {
+		t.Fatalf("task dirs %v, shell dirs %v: want cpu shared, memory its own", g1.dirs, keep.dirs)
+	}
+	cmd := start(t, g1, "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	s1 := read(r1)
+	t.Logf("task 1: %s", statsString(s1))
+	if n := s1.CPUNrThrottled; n == nil || *n == 0 {
+		t.Fatalf("task 1 not throttled at 10%% of a CPU: %s", statsString(s1))
+	}
+	if err := g1.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ctrl string
+		want bool
+	}{{"memory", false}, {"pids", false}, {"cpu", true}, {"cpuacct", true}} {
+		if _, err := os.Stat(g1.dir(c.ctrl)); (err == nil) != c.want {
+			t.Errorf("after Remove, %s exists: %v, want %v", g1.dir(c.ctrl), err == nil, c.want)
+		}
+	}
+
+	g2, r2 := task("task-2")
+	zero := read(r2)
+	for name, v := range map[string]*int64{
+		"CPUUsageUsec": zero.CPUUsageUsec, "CPUUserUsec": zero.CPUUserUsec, "CPUSystemUsec": zero.CPUSystemUsec,
+		"CPUNrThrottled": zero.CPUNrThrottled, "CPUThrottledUsec": zero.CPUThrottledUsec,
+	} {
+		if v == nil || *v != 0 {
+			t.Errorf("task 2 before it runs: %s = %s, want 0", name, val(v))
+		}
+	}
+	cmd = start(t, g2, "exec true")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := read(r2)
+	t.Logf("task 2: %s", statsString(s2))
+	if u, u1 := s2.CPUUsageUsec, s1.CPUUsageUsec; u == nil || *u <= 0 || *u >= *u1 {
+		t.Errorf("task 2 (true) CPUUsageUsec %s, task 1 (a loop) %s: want task 2's own, above 0", val(u), val(u1))
+	}
+	if n := s2.CPUNrThrottled; n == nil || *n != 0 {
+		t.Errorf("task 2 (true) CPUNrThrottled %s: task 1's throttling carried over", val(n))
+	}
+	if err := g2.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := keep.Remove(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSplitCPU(t *testing.T) {
 	for _, c := range []struct{ total, user, sys, wantUser, wantSys int64 }{
 		{1628, 0, 0, 1628, 0}, // shorter than a tick: all user, as on v2

@@ -36,6 +36,9 @@ type Group struct {
 	h *Hierarchy
 	// rels and dirs are the group's path and directory in each of h.ctrls.
 	rels, dirs []string
+	// shared are the directories among dirs that belong to another group
+	// (see ChildSharing): never made or removed through this one.
+	shared []string
 }
 
 // Path returns the group's path relative to the hierarchy root, such as
@@ -70,13 +73,38 @@ func (g *Group) uniq() []string {
 	return out
 }
 
+// own returns the group's distinct directories less the shared ones: those
+// it makes and removes.
+func (g *Group) own() []string {
+	return slices.DeleteFunc(g.uniq(), func(d string) bool { return slices.Contains(g.shared, d) })
+}
+
+// sharesCPU reports whether the group's cpuacct directory is another
+// group's (see ChildSharing).
+func (g *Group) sharesCPU() bool {
+	return g.h.ver == V1 && slices.Contains(g.shared, g.dir("cpuacct"))
+}
+
 // Child makes the child group name of g; it is an error (wrapping
 // fs.ErrExist) if it exists. On v2 it first enables memory, pids and cpu
 // in g's subtree_control when not yet enabled, which fails if g holds
 // processes.
-func (g *Group) Child(name string) (*Group, error) {
+func (g *Group) Child(name string) (*Group, error) { return g.ChildSharing(name, nil) }
+
+// ChildSharing makes the child group name of g, as Child does, but in the
+// v1 controllers named in shared it takes the directories of the group
+// from instead of making its own: they stay from's, and [Group.Remove]
+// leaves them. A sandbox that runs one task after another keeps cpu and
+// cpuacct groups this way, which start each task's accounting afresh
+// (see [Group.OpenStats]), while memory and pids, whose peaks cannot be
+// reset, are the task's own. v2 has one directory for every controller:
+// shared must be empty there.
+func (g *Group) ChildSharing(name string, from *Group, shared ...string) (*Group, error) {
 	if err := validName(name); err != nil {
 		return nil, err
+	}
+	if len(shared) > 0 && (g.h.ver != V1 || from == nil || from.h != g.h) {
+		return nil, fmt.Errorf("cgroup: child %s: only v1 groups of one hierarchy share controllers", name)
 	}
 	if g.h.ver == V2 {
 		if err := enable(g.dirs[0]); err != nil {
@@ -88,8 +116,16 @@ func (g *Group) Child(name string) (*Group, error) {
 		c.rels = append(c.rels, path.Join(g.rels[i], name))
 		c.dirs = append(c.dirs, filepath.Join(g.dirs[i], name))
 	}
+	for _, sc := range shared {
+		i := slices.IndexFunc(g.h.ctrls, func(c ctrl) bool { return c.name == sc })
+		if i < 0 {
+			return nil, fmt.Errorf("cgroup: child %s: no controller %q to share", name, sc)
+		}
+		c.rels[i], c.dirs[i] = from.rels[i], from.dirs[i]
+		c.shared = append(c.shared, from.dirs[i])
+	}
 	var made []string
-	for _, d := range c.uniq() {
+	for _, d := range c.own() {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			for _, m := range made {
 				_ = unix.Rmdir(m) // best effort: undo the half-made group
@@ -350,7 +386,8 @@ func (g *Group) refuseSelf() error {
 }
 
 // Remove removes the group and its descendants, deepest first, in every
-// controller. A missing directory is fine. A busy one (processes just
+// controller but those it shares with another group (ChildSharing). A
+// missing directory is fine. A busy one (processes just
 // killed may take a moment to leave) is retried a bounded number of times
 // with a short backoff, about 2s in all; the error then wraps EBUSY.
 func (g *Group) Remove() error {
@@ -368,7 +405,7 @@ func (g *Group) Remove() error {
 func (g *Group) removeOnce() error {
 	// A leaf, the common case, goes without reading the subtree.
 	leaf := true
-	for _, d := range g.uniq() {
+	for _, d := range g.own() {
 		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
 			leaf = false
 			break
@@ -377,7 +414,7 @@ func (g *Group) removeOnce() error {
 	if leaf {
 		return nil
 	}
-	for _, d := range g.uniq() {
+	for _, d := range g.own() {
 		dirs, err := subtree(d)
 		if err != nil {
 			return fmt.Errorf("cgroup: remove: %w", err)

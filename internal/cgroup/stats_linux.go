@@ -27,6 +27,9 @@ func (g *Group) Stats() (Stats, error) {
 type StatsReader struct {
 	g    *Group
 	dirs map[string]dirFD
+	// cpuBase is cpu.stat when the reader was opened, for a group that
+	// shares its cpu directory: its counts are taken from then.
+	cpuBase map[string]int64
 }
 
 // statsFiles are the files Stats reads in each controller.
@@ -40,6 +43,13 @@ var statsFiles = map[string][]string{
 
 // OpenStats opens the group's statistics files for [StatsReader.Stats].
 // It is an error if the group does not exist.
+//
+// A v1 group whose cpu and cpuacct directories are another's
+// ([Group.ChildSharing]) has its CPU accounting started afresh: none of
+// their processes may be left. OpenStats resets cpuacct.usage (which
+// resets cpuacct.usage_all too) and the reader counts cpu.stat's
+// throttling from the open on. Write CPU limits first ([Group.SetLimits]):
+// a new quota also ends a throttled period left by the last processes.
 func (g *Group) OpenStats() (_ *StatsReader, err error) {
 	r := &StatsReader{g: g, dirs: make(map[string]dirFD, len(g.dirs))}
 	defer func() {
@@ -69,6 +79,14 @@ func (g *Group) OpenStats() (_ *StatsReader, err error) {
 			open(c)
 		}
 	}
+	if g.sharesCPU() {
+		if err := writeFile(g.dir("cpuacct"), "cpuacct.usage", "0"); err != nil {
+			return nil, err
+		}
+		if r.cpuBase, err = r.dirs[g.dir("cpu")].readFlat("cpu.stat"); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
@@ -78,7 +96,7 @@ func (r *StatsReader) Stats() (Stats, error) {
 	if g.h.ver == V2 {
 		return statsV2(r.dirs[g.dirs[0]])
 	}
-	return statsV1(r.dirs[g.dir("cpuacct")], r.dirs[g.dir("cpu")], r.dirs[g.dir("memory")], r.dirs[g.dir("pids")])
+	return statsV1(r.dirs[g.dir("cpuacct")], r.dirs[g.dir("cpu")], r.dirs[g.dir("memory")], r.dirs[g.dir("pids")], r.cpuBase)
 }
 
 // Close closes the files of the reader.
@@ -127,7 +145,9 @@ func statsV2(d dirFD) (Stats, error) {
 	return s, nil
 }
 
-func statsV1(acct, cpu, mem, pids dirFD) (Stats, error) {
+// statsV1 reads a v1 group's statistics from its directories; cpuBase,
+// if not nil, is cpu.stat at the start of the group's accounting.
+func statsV1(acct, cpu, mem, pids dirFD, cpuBase map[string]int64) (Stats, error) {
 	var s Stats
 	var err error
 	if s.CPUUsageUsec, s.CPUUserUsec, s.CPUSystemUsec, err = cpuacctUsage(acct); err != nil {
@@ -136,6 +156,11 @@ func statsV1(acct, cpu, mem, pids dirFD) (Stats, error) {
 	cs, err := cpu.readFlat("cpu.stat")
 	if err != nil {
 		return s, err
+	}
+	for k, v := range cpuBase {
+		if _, ok := cs[k]; ok {
+			cs[k] -= v
+		}
 	}
 	s.CPUNrThrottled = lookup(cs, "nr_throttled")
 	s.CPUThrottledUsec = usec(lookup(cs, "throttled_time"))
