@@ -72,6 +72,14 @@ except OSError: pass`, true},
 		{"a connection refused", `
 try: socket.create_connection(("127.0.0.1", 9))
 except OSError: pass`, true},
+		{"a unix socket left in flight", `
+import array
+a, b = socket.socketpair()
+a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno(), b.fileno()]))])
+a.close(); b.close()`, true},
+		{"a unix socket made and closed", `
+a, b = socket.socketpair(); a.close(); b.close()
+s = socket.socket(socket.AF_UNIX); s.bind("\0svc-test"); s.listen(); s.close()`, false},
 		{"an IPv6 connection refused", `
 try: socket.create_connection(("::1", 9))
 except OSError: pass`, true},
