@@ -248,12 +248,16 @@ type cell struct {
 // The shell's init is in none of them.
 type shell struct {
 	*runner.Shell
-	cpu *cgroup.Group // nil on v2
+	cpu   *cgroup.Group    // nil on v2
+	share *cgroup.CPUShare // cpu's files, held open
 }
 
 // close ends the shell and removes its groups.
 func (sh *shell) close() error {
 	err := sh.Shell.Close()
+	if sh.share != nil {
+		sh.share.Close()
+	}
 	if sh.cpu != nil {
 		err = errors.Join(err, sh.cpu.Remove())
 	}
@@ -414,17 +418,27 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 			err = errors.Join(err, tg.Remove())
 		}
 	}()
-	if err := tg.SetLimits(cgroup.Limits{
+	limits := cgroup.Limits{
 		MemoryMax: l.MemoryMax,
 		PidsMax:   l.PidsMax, // the task's processes alone: the init stays out
 		CPUQuota:  l.CPUMax.Quota,
 		CPUPeriod: l.CPUMax.Period,
-	}); err != nil {
+	}
+	if sh.share != nil {
+		// The shell's: its quota is written anew as the task's
+		// accounting starts, which ends any throttled period the
+		// shell's last task left.
+		limits.CPUQuota, limits.CPUPeriod = 0, 0
+	}
+	if err := tg.SetLimits(limits); err != nil {
 		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
-	// After the limits: a shared cpu group's new quota ends any throttled
-	// period the shell's last task left, then its accounting restarts.
-	if stats, err = tg.OpenStats(); err != nil {
+	if sh.share != nil {
+		stats, err = tg.OpenStatsShared(sh.share)
+	} else {
+		stats, err = tg.OpenStats()
+	}
+	if err != nil {
 		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
 	c, err := sh.Cell(ctx, &runner.ShellTask{
@@ -457,6 +471,10 @@ func (h *host) takeShell(ctx context.Context, rq *request) (*shell, error) {
 	sh := &shell{Shell: rs}
 	if h.cg.Version() == cgroup.V1 {
 		if sh.cpu, err = h.service.Child(fmt.Sprintf("shell-%d", h.nshell.Add(1))); err != nil {
+			return nil, errors.Join(err, sh.close())
+		}
+		l := h.cfg.Limits.CPUMax
+		if sh.share, err = sh.cpu.ShareCPU(cgroup.Limits{CPUQuota: l.Quota, CPUPeriod: l.Period}); err != nil {
 			return nil, errors.Join(err, sh.close())
 		}
 	}
@@ -498,8 +516,10 @@ func (h *host) putShell(slot int, sh *shell) error {
 // its cgroup.
 func (c *cell) close() error {
 	err := c.c.Close()
-	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
+	// The reader first: it may hold the shell's files, which go with the
+	// shell to its next task or with its close.
 	c.stats.Close()
+	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
 	return errors.Join(err, c.group.Remove())
 }
 

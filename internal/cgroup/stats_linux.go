@@ -27,6 +27,9 @@ func (g *Group) Stats() (Stats, error) {
 type StatsReader struct {
 	g    *Group
 	dirs map[string]dirFD
+	// own are the directories among dirs that the reader opened; the
+	// others are a CPUShare's, and stay open.
+	own []dirFD
 	// cpuBase is cpu.stat when the reader was opened, for a group that
 	// shares its cpu directory: its counts are taken from then.
 	cpuBase map[string]int64
@@ -50,7 +53,21 @@ var statsFiles = map[string][]string{
 // resets cpuacct.usage_all too) and the reader counts cpu.stat's
 // throttling from the open on. Write CPU limits first ([Group.SetLimits]):
 // a new quota also ends a throttled period left by the last processes.
-func (g *Group) OpenStats() (_ *StatsReader, err error) {
+// [Group.OpenStatsShared] does the same through files held open.
+func (g *Group) OpenStats() (*StatsReader, error) { return g.openStats(nil) }
+
+// OpenStatsShared is OpenStats for a group that shares the cpu and cpuacct
+// directories of share's group: it reads them through share's open files,
+// and starts the group's CPU accounting there, quota included
+// ([CPUShare]).
+func (g *Group) OpenStatsShared(share *CPUShare) (*StatsReader, error) {
+	if !g.sharesCPU() || g.dir("cpu") != share.g.dir("cpu") || g.dir("cpuacct") != share.g.dir("cpuacct") {
+		return nil, fmt.Errorf("cgroup: stats of %s: it does not share the cpu directories of %s", g.Path(), share.g.Path())
+	}
+	return g.openStats(share)
+}
+
+func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
 	r := &StatsReader{g: g, dirs: make(map[string]dirFD, len(g.dirs))}
 	defer func() {
 		if err != nil {
@@ -60,26 +77,31 @@ func (g *Group) OpenStats() (_ *StatsReader, err error) {
 	// Each directory is opened once, which also checks that it exists,
 	// and its files are opened relative to it.
 	for _, p := range g.uniq() {
+		if d, ok := share.dir(p); ok {
+			r.dirs[p] = d
+			continue
+		}
 		d, err := openDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("cgroup: stats: %w", err)
 		}
 		r.dirs[p] = d
-	}
-	open := func(c string) {
-		d := r.dirs[g.dir(c)]
-		for _, name := range statsFiles[c] {
-			d.open(name)
+		r.own = append(r.own, d)
+		for _, c := range g.h.ctrls {
+			if g.dir(c.name) == p {
+				for _, name := range statsFiles[c.name] {
+					d.open(name)
+				}
+			}
 		}
 	}
-	if g.h.ver == V2 {
-		open("")
-	} else {
-		for _, c := range []string{"cpuacct", "cpu", "memory", "pids"} {
-			open(c)
+	switch {
+	case !g.sharesCPU():
+	case share != nil:
+		if r.cpuBase, err = share.start(); err != nil {
+			return nil, err
 		}
-	}
-	if g.sharesCPU() {
+	default:
 		if err := writeFile(g.dir("cpuacct"), "cpuacct.usage", "0"); err != nil {
 			return nil, err
 		}
@@ -99,12 +121,12 @@ func (r *StatsReader) Stats() (Stats, error) {
 	return statsV1(r.dirs[g.dir("cpuacct")], r.dirs[g.dir("cpu")], r.dirs[g.dir("memory")], r.dirs[g.dir("pids")], r.cpuBase)
 }
 
-// Close closes the files of the reader.
+// Close closes the files the reader opened (not a CPUShare's).
 func (r *StatsReader) Close() {
-	for _, d := range r.dirs {
+	for _, d := range r.own {
 		d.close()
 	}
-	r.dirs = nil
+	r.own, r.dirs = nil, nil
 }
 
 func statsV2(d dirFD) (Stats, error) {
