@@ -91,9 +91,16 @@ static void __attribute__((noreturn)) die(const char *what, const char *arg)
 }
 
 // The task process shares the init's memory until its execve
-// (start_task), so what it allocates is mapped apart and listed here, and
-// the init unmaps it all once the task process has exec'd or exited: a
-// shell's init runs task after task and must not keep their configs.
+// (start_task), so what it allocates must not stay in the init: a
+// shell's init runs task after task and must keep neither their configs
+// nor their memory. It allocates from an arena the init maps once and
+// clears after each task (the bytes used, a few kilobytes for most
+// tasks), and what does not fit there is mapped apart, listed, and
+// unmapped by the init once the task process has exec'd or exited.
+#define TASK_ARENA (256 * 1024)
+static char *task_arena;
+static size_t task_arena_used;
+
 #define TASK_MAPS 32
 static struct {
 	void *p;
@@ -104,8 +111,14 @@ static int ntask_maps;
 // task_alloc returns n zeroed bytes for the task process.
 static void *task_alloc(size_t n)
 {
+	n = (n + 15) & ~(size_t)15;
 	if (n == 0)
-		n = 1;
+		n = 16;
+	if (task_arena && n <= TASK_ARENA - task_arena_used) {
+		void *p = task_arena + task_arena_used;
+		task_arena_used += n;
+		return p;
+	}
 	if (ntask_maps == TASK_MAPS) {
 		errno = ENOMEM;
 		die("task memory", NULL);
@@ -119,12 +132,28 @@ static void *task_alloc(size_t n)
 	return p;
 }
 
-// task_free unmaps what the last task process allocated.
+// task_shrink gives back the end of p, the last allocation, past its
+// first n bytes, if p is in the arena: those bytes were never written.
+static void task_shrink(char *p, size_t n)
+{
+	size_t end = (size_t)(p - task_arena) + ((n + 15) & ~(size_t)15);
+	if (task_arena && p >= task_arena && p < task_arena + TASK_ARENA && end < task_arena_used)
+		task_arena_used = end;
+}
+
+// task_free clears what the last task process allocated: the arena's
+// bytes in use are zeroed (or its pages dropped, for a large config) and
+// the rest is unmapped.
 static void task_free(void)
 {
 	for (int i = 0; i < ntask_maps; i++)
 		munmap(task_maps[i].p, task_maps[i].n);
 	ntask_maps = 0;
+	if (task_arena_used > 64 * 1024)
+		madvise(task_arena, TASK_ARENA, MADV_DONTNEED);
+	else if (task_arena_used > 0)
+		memset(task_arena, 0, task_arena_used);
+	task_arena_used = 0;
 }
 
 // read_all reads fd to EOF into memory of task_alloc, as the task process.
@@ -149,6 +178,7 @@ static char *read_all(int fd, size_t *len)
 			break;
 		n += r;
 	}
+	task_shrink(buf, n);
 	*len = n;
 	return buf;
 }
@@ -675,6 +705,10 @@ static int shell_main(void)
 		die("shell: no proc mount in the plan", NULL);
 	}
 	drop_bounding_set();
+	// Without the arena every allocation of a task is mapped apart.
+	task_arena = mmap(NULL, TASK_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (task_arena == MAP_FAILED)
+		task_arena = NULL;
 	report(SVC_REC_READY, "");
 	close(0);
 	close(1);

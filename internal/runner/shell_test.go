@@ -281,3 +281,72 @@ func TestShellMemoryBounded(t *testing.T) {
 		t.Errorf("the shell's open files %d -> %d, mounts %d -> %d over 100 tasks", fds, f, mounts, m)
 	}
 }
+
+// TestShellForgetsTask: once a task is done, its command line and
+// environment are nowhere in its shell's init, whose memory the task
+// process shared until its execve: neither a small config, cleared in
+// place, nor a large one, whose pages are dropped or unmapped.
+func TestShellForgetsTask(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	for _, pad := range []int{0, 100 << 10} {
+		marker := fmt.Sprintf("svc-secret-%d-%d", time.Now().UnixNano(), pad)
+		c, err := s.Cell(context.Background(), shellTask(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt := testTask("/bin/true", "arg-"+marker)
+		tt.Spec.Env = append(tt.Spec.Env, "SECRET="+marker, "PAD="+strings.Repeat("x", pad))
+		r, err := c.Run(context.Background(), tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Report.Exited || r.Report.Status.ExitStatus() != 0 {
+			t.Fatalf("task: %+v\nstderr: %s", r.Report, r.Stderr)
+		}
+		if n := memoryHolds(t, s.pid, marker); n > 0 {
+			t.Errorf("config of %d bytes: the init's memory holds the task's marker %d times after the task", len(marker)+pad, n)
+		}
+	}
+	// The check can see a marker where it is: the test's own process.
+	if n := memoryHolds(t, os.Getpid(), "svc-secret-"); n == 0 {
+		t.Error("memoryHolds finds nothing in this process, which holds the markers")
+	}
+}
+
+// memoryHolds counts the occurrences of s in the writable memory of
+// process pid, read through /proc/pid/mem.
+func memoryHolds(t *testing.T, pid int, s string) int {
+	t.Helper()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(maps)), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") || (len(f) > 5 && f[5] == "[vvar]") {
+			continue
+		}
+		lo, hi, _ := strings.Cut(f[0], "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("maps line %q", l)
+		}
+		buf := make([]byte, end-start)
+		if _, err := mem.ReadAt(buf, int64(start)); err != nil {
+			continue // unreadable (a guard page, say)
+		}
+		n += strings.Count(string(buf), s)
+	}
+	return n
+}
