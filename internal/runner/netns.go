@@ -37,7 +37,8 @@ const netPoolSize = 4
 // of a namespace did: how many sockets exist, of every family, and of
 // each IP protocol (a TCP connection may outlive its process, in TIME_WAIT
 // or orphaned; a unix socket in flight in a garbage cycle outlives its
-// processes), the counters that every packet, connection attempt and
+// processes until the kernel collects it, and counts until then), the
+// counters that every packet, connection attempt and
 // routing failure moves, and the multicast memberships and flow labels a
 // socket can hold. A missing file (no IPv6) reads as missing each time.
 // The socket tables are not among them: reading /proc/net/tcp walks the
