@@ -305,25 +305,22 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 	stdin := c.stdin
 	c.stdin = nil
-	wg.Go(func() {
-		if t.Stdin != "" && werr == nil {
+	if t.Stdin != "" && werr == nil {
+		wg.Go(func() {
 			io.WriteString(stdin, t.Stdin)
-		}
+			stdin.Close()
+		})
+	} else {
 		stdin.Close()
-	})
-
-	done := make(chan struct{})
-	var watch sync.WaitGroup
-	if t.CPULimit > 0 && t.CPUUsage != nil {
-		watch.Go(func() { watchCPU(t, done, func() { k.killFor(killCPU) }) })
 	}
-	watch.Go(func() {
-		select {
-		case <-ctx.Done():
-			k.killFor(killCancel)
-		case <-done:
-		}
-	})
+
+	// The CPU limit and ctx are watched by callbacks, not goroutines: a
+	// task that ends within its limits costs them no goroutine at all.
+	stopCPU := func() {}
+	if t.CPULimit > 0 && t.CPUUsage != nil {
+		stopCPU = watchCPU(t, func() { k.killFor(killCPU) })
+	}
+	stopCancel := context.AfterFunc(ctx, func() { k.killFor(killCancel) })
 
 	rep, serr := c.status.Finish()
 	xerr := c.waitExit()
@@ -331,9 +328,10 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	if timer != nil {
 		timer.Stop()
 	}
+	// Once the task is known to have exited, a late kill does nothing.
 	k.exited()
-	close(done)
-	watch.Wait()
+	stopCPU()
+	stopCancel()
 	wg.Wait()
 	if xerr != nil {
 		return nil, xerr
@@ -462,21 +460,21 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 
 // watchCPU kills the task once its cgroup has used CPULimit. It checks at
 // the earliest time the limit can be reached at CPURate CPUs, so a task
-// far from its limit costs one timer, not a poll loop.
-func watchCPU(t *Task, done <-chan struct{}, kill func()) {
+// far from its limit costs one timer, not a poll loop. It returns the
+// function that stops the checks; a check already running may still call
+// kill, which does nothing once the task has exited (killer.exited).
+func watchCPU(t *Task, kill func()) (stop func()) {
 	rate := t.CPURate
 	if rate <= 0 {
 		rate = 1
 	}
-	wait := time.Duration(float64(t.CPULimit) / rate)
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-timer.C:
-		}
+	var (
+		mu      sync.Mutex // guards timer and stopped
+		timer   *time.Timer
+		stopped bool
+	)
+	var check func()
+	check = func() {
 		used, err := t.CPUUsage()
 		if err != nil {
 			return // the cgroup is gone: the task has ended
@@ -485,6 +483,19 @@ func watchCPU(t *Task, done <-chan struct{}, kill func()) {
 			kill()
 			return
 		}
-		timer.Reset(max(time.Duration(float64(t.CPULimit-used)/rate), 2*time.Millisecond))
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			timer = time.AfterFunc(max(time.Duration(float64(t.CPULimit-used)/rate), 2*time.Millisecond), check)
+		}
+	}
+	mu.Lock()
+	timer = time.AfterFunc(time.Duration(float64(t.CPULimit)/rate), check)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
 	}
 }
