@@ -562,9 +562,14 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 		}
 	}
-	// Only once every file is in place does any task of the step start.
+	// Only once every file is in place does any task of the step start;
+	// a step of one runs it in this goroutine.
 	for i, t := range step.Tasks {
-		if sr.Results[i].Outcome == "" {
+		switch {
+		case sr.Results[i].Outcome != "":
+		case len(step.Tasks) == 1:
+			sr.Results[i], errs[i] = rq.runTask(ctx, t)
+		default:
 			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
 		}
 	}
