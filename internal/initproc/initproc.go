@@ -241,6 +241,17 @@ func (s *Status) Finish() (Report, error) {
 	return s.rep, s.err
 }
 
+// FinishFrom is Finish for the rest of the lines, up to EOF, read from
+// the stream by other means: rest. It is for the lines a task's release
+// brings: nothing follows the ready line until then, so the reader holds
+// nothing read ahead when WaitReady returns.
+func (s *Status) FinishFrom(rest []byte) (Report, error) {
+	if s.err == nil {
+		s.sc = bufio.NewScanner(bytes.NewReader(rest))
+	}
+	return s.Finish()
+}
+
 // next reads one line into the report; false at EOF or on an error.
 func (s *Status) next() bool {
 	if s.err != nil || !s.sc.Scan() {

@@ -288,11 +288,9 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	r := &Result{}
 	k := &killer{kill: c.kill}
 
-	var wg sync.WaitGroup
 	outputKill := func() { k.killFor(killOutput) }
-	stdout, stderr := c.stdout, c.stderr
-	wg.Go(func() { r.Stdout, r.StdoutTruncated = collect(stdout, t.OutputLimit, t.Budget, outputKill) })
-	wg.Go(func() { r.Stderr, r.StderrTruncated = collect(stderr, t.OutputLimit, t.Budget, outputKill) })
+	out := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
+	errs := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
 
 	// The config's EOF releases the task; its wall clock runs from then.
 	start := time.Now()
@@ -303,17 +301,6 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	if t.WallTimeout > 0 {
 		timer = time.AfterFunc(t.WallTimeout, func() { k.killFor(killTimeout) })
 	}
-	stdin := c.stdin
-	c.stdin = nil
-	if t.Stdin != "" && werr == nil {
-		wg.Go(func() {
-			io.WriteString(stdin, t.Stdin)
-			stdin.Close()
-		})
-	} else {
-		stdin.Close()
-	}
-
 	// The CPU limit and ctx are watched by callbacks, not goroutines: a
 	// task that ends within its limits costs them no goroutine at all.
 	stopCPU := func() {}
@@ -322,7 +309,11 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 	stopCancel := context.AfterFunc(ctx, func() { k.killFor(killCancel) })
 
-	rep, serr := c.status.Finish()
+	var stdin []byte
+	if werr == nil {
+		stdin = []byte(t.Stdin)
+	}
+	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs))
 	xerr := c.waitExit()
 	end := time.Now()
 	if timer != nil {
@@ -332,7 +323,8 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	k.exited()
 	stopCPU()
 	stopCancel()
-	wg.Wait()
+	r.Stdout, r.StdoutTruncated = out.result()
+	r.Stderr, r.StderrTruncated = errs.result()
 	if xerr != nil {
 		return nil, xerr
 	}
@@ -404,58 +396,198 @@ func (k *killer) reason() int {
 // limit) and what the budget grants. Past either it calls exceeded once
 // and drains the rest.
 func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []byte, truncated bool) {
-	// Read straight into out's spare room: no buffer to copy from. The
-	// room starts small, since most tasks write little or nothing, and
-	// then doubles (up to the limit), so a large output is copied about
-	// once in all as it grows, and allocated as few times: each
-	// allocation brings the garbage collector closer. What comes past the
-	// limit is drained through a scratch buffer.
-	const first, chunk = 4 * 1024, 64 * 1024
-	var scratch []byte
+	c := &collector{limit: limit, budget: budget, exceeded: exceeded}
 	for {
-		room := out[len(out):cap(out)]
-		switch {
-		case truncated || limit > 0 && int64(len(out)) >= limit:
-			if scratch == nil {
-				scratch = make([]byte, chunk)
-			}
-			room = scratch
-		case len(room) == 0:
-			grow := max(first, len(out))
-			if limit > 0 {
-				grow = int(min(int64(grow), limit-int64(len(out))))
-			}
-			out = slices.Grow(out, grow)
-			room = out[len(out):cap(out)]
-		}
-		n, err := r.Read(room)
-		if n > 0 && !truncated {
-			keep := int64(n)
-			if limit > 0 {
-				keep = min(keep, limit-int64(len(out)))
-			}
-			if budget != nil {
-				keep = budget.take(keep)
-			}
-			out = out[:len(out)+int(keep)] // kept bytes were read in place (scratch keeps none)
-			if keep < int64(n) {
-				truncated = true
-				exceeded()
-			}
-		}
+		n, err := r.Read(c.room())
+		c.add(n)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				truncated = true
+				c.truncated = true
 			}
-			if len(out) == 0 {
-				return nil, truncated
-			}
-			if idle := cap(out) - len(out); idle > first && idle > len(out) {
-				out = slices.Clip(bytes.Clone(out)) // mostly idle room: not kept
-			}
-			return out, truncated
+			return c.result()
 		}
 	}
+}
+
+// A collector keeps what is read from an output stream, within the
+// stream's limit and its budget (see collect).
+//
+// Reads go straight into out's spare room: no buffer to copy from. The
+// room starts small, since most tasks write little or nothing, and then
+// doubles (up to the limit), so a large output is copied about once in
+// all as it grows, and allocated as few times: each allocation brings the
+// garbage collector closer. What comes past the limit is drained through
+// a scratch buffer.
+type collector struct {
+	limit     int64 // 0: none
+	budget    *Budget
+	exceeded  func()
+	out       []byte
+	scratch   []byte
+	truncated bool
+}
+
+const collectFirst, collectChunk = 4 * 1024, 64 * 1024
+
+// room returns where the next read goes.
+func (c *collector) room() []byte {
+	out := c.out
+	switch {
+	case c.truncated || c.limit > 0 && int64(len(out)) >= c.limit:
+		if c.scratch == nil {
+			c.scratch = make([]byte, collectChunk)
+		}
+		return c.scratch
+	case len(out) == cap(out):
+		grow := max(collectFirst, len(out))
+		if c.limit > 0 {
+			grow = int(min(int64(grow), c.limit-int64(len(out))))
+		}
+		c.out = slices.Grow(out, grow)
+	}
+	return c.out[len(c.out):cap(c.out)]
+}
+
+// add takes the n bytes just read into room.
+func (c *collector) add(n int) {
+	if n <= 0 || c.truncated {
+		return
+	}
+	keep := int64(n)
+	if c.limit > 0 {
+		keep = min(keep, c.limit-int64(len(c.out)))
+	}
+	if c.budget != nil {
+		keep = c.budget.take(keep)
+	}
+	c.out = c.out[:len(c.out)+int(keep)] // kept bytes were read in place (scratch keeps none)
+	if keep < int64(n) {
+		c.truncated = true
+		c.exceeded()
+	}
+}
+
+// result returns what was kept and whether anything was not.
+func (c *collector) result() ([]byte, bool) {
+	out := c.out
+	if len(out) == 0 {
+		return nil, c.truncated
+	}
+	if idle := cap(out) - len(out); idle > collectFirst && idle > len(out) {
+		out = slices.Clip(bytes.Clone(out)) // mostly idle room: not kept
+	}
+	return out, c.truncated
+}
+
+// fill reads fd, a non-blocking pipe, into c until it is empty (false)
+// or at its end (true).
+func (c *collector) fill(fd int) (eof bool) {
+	for {
+		n, err := unix.Read(fd, c.room())
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return false
+		case err != nil:
+			c.truncated = true
+			return true
+		case n == 0:
+			return true
+		default:
+			c.add(n)
+		}
+	}
+}
+
+// rawFD returns the descriptor of f without making it blocking, as
+// File.Fd would: f stays as the runtime's poller has it.
+func rawFD(f *os.File) int {
+	fd := -1
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(u uintptr) { fd = int(u) })
+	}
+	return fd
+}
+
+// pump moves a released task's streams in the calling goroutine until
+// its stdout, stderr and status pipes are all at their end, which is once
+// every process of the task is gone: it reads whatever they hold and
+// writes stdin as its pipe takes it, and waits in poll(2) between. It
+// returns the status lines the pipe carried after the ready line. One
+// loop in the request's own goroutine, rather than a goroutine a stream
+// waiting in the runtime's poller, spares a task's end three wake-ups.
+func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
+	const (
+		iOut = iota
+		iErr
+		iStatus
+		iIn
+	)
+	fds := []unix.PollFd{
+		iOut:    {Fd: int32(rawFD(c.stdout)), Events: unix.POLLIN},
+		iErr:    {Fd: int32(rawFD(c.stderr)), Events: unix.POLLIN},
+		iStatus: {Fd: int32(rawFD(c.statR)), Events: unix.POLLIN},
+		iIn:     {Fd: -1},
+	}
+	if len(stdin) > 0 {
+		fds[iIn] = unix.PollFd{Fd: int32(rawFD(c.stdin)), Events: unix.POLLOUT}
+	} else {
+		c.stdin.Close()
+		c.stdin = nil
+	}
+	sc := &collector{}
+	open := 3
+	for open > 0 {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			// poll fails only for want of memory: end the task, with
+			// what it wrote so far, rather than spin.
+			c.kill()
+			out.truncated, errs.truncated = true, true
+			return sc.out
+		}
+		for i := range fds {
+			p := &fds[i]
+			if p.Fd < 0 || p.Revents == 0 {
+				continue
+			}
+			p.Revents = 0
+			if i == iIn {
+				if stdin = writeSome(int(p.Fd), stdin); len(stdin) == 0 {
+					c.stdin.Close()
+					c.stdin = nil
+					p.Fd = -1
+				}
+				continue
+			}
+			if []*collector{out, errs, sc}[i].fill(int(p.Fd)) {
+				p.Fd = -1 // poll passes over negative fds
+				open--
+			}
+		}
+	}
+	return sc.out
+}
+
+// writeSome writes b to fd, a non-blocking pipe, as far as the pipe takes
+// it, and returns what is left: nothing once written, or once the reader
+// is gone (EPIPE) or the write fails.
+func writeSome(fd int, b []byte) []byte {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return b
+		case err != nil:
+			return nil
+		default:
+			b = b[n:]
+		}
+	}
+	return nil
 }
 
 // watchCPU kills the task once its cgroup has used CPULimit. It checks at

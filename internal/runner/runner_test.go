@@ -199,3 +199,47 @@ func TestCollect(t *testing.T) {
 		})
 	}
 }
+
+// TestRunStreams: one loop moves a task's stdin, stdout, stderr and status
+// (Cell.pump). Each case would hang or lose bytes if a stream waited on
+// another: both directions past a pipe's buffer at once, stdout and
+// stderr filled in turn, stdin never read or closed early by the task.
+func TestRunStreams(t *testing.T) {
+	requireRoot(t)
+	big := strings.Repeat("0123456789abcdef", 48<<10) // 768 KiB
+	for _, c := range []struct {
+		name, script, stdin string
+		wantOut, wantErr    string
+		wantExit            int
+	}{
+		{"stdin through to stdout, both past a pipe's buffer", "cat", big, big, "", 0},
+		{"stdin through to stderr", "cat >&2", big, "", big, 0},
+		{"stdout and stderr in turn", "for i in 1 2 3; do head -c 100000 /dev/zero | tr '\\0' o; head -c 100000 /dev/zero | tr '\\0' e >&2; done", "",
+			strings.Repeat(strings.Repeat("o", 100000), 3), strings.Repeat(strings.Repeat("e", 100000), 3), 0},
+		{"stdin never read", "echo done", big, "done\n", "", 0},
+		{"stdin closed after a line", "head -n 1; exec 0<&-; echo closed", "first\n" + big, "first\nclosed\n", "", 0},
+		{"no stdin, exit status", "cat; exit 7", "", "", "", 7},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cell, err := testShell(t).Cell(context.Background(), shellTask(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cell.Close()
+			task := testTask("sh", "-c", c.script)
+			task.Stdin = c.stdin
+			r, err := cell.Run(context.Background(), task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Report.Exited || r.Report.Status.ExitStatus() != c.wantExit {
+				t.Fatalf("report %+v, want exit %d; stderr %.200q", r.Report, c.wantExit, r.Stderr)
+			}
+			if string(r.Stdout) != c.wantOut || string(r.Stderr) != c.wantErr || r.StdoutTruncated || r.StderrTruncated {
+				t.Errorf("stdout %d bytes (want %d, equal %v, truncated %v), stderr %d bytes (want %d, equal %v, truncated %v)",
+					len(r.Stdout), len(c.wantOut), string(r.Stdout) == c.wantOut, r.StdoutTruncated,
+					len(r.Stderr), len(c.wantErr), string(r.Stderr) == c.wantErr, r.StderrTruncated)
+			}
+		})
+	}
+}
