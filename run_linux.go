@@ -59,8 +59,9 @@ type host struct {
 	// of one has of its own.
 	shellPlan, taskMounts mount.Plan
 	shellMu               sync.Mutex
-	shells                map[int][]*shell // idle, by identity slot
+	shells                map[int][]*shell // idle, by identity slot, oldest first
 	idleShells            int              // in shells
+	idleSeq               uint64           // stamps shells as they are put back
 	nshell                atomic.Int64     // shells made, for their cgroups' names
 	closing               bool             // no shell is kept any more
 }
@@ -248,8 +249,9 @@ type cell struct {
 // The shell's init is in none of them.
 type shell struct {
 	*runner.Shell
-	cpu   *cgroup.Group    // nil on v2
-	share *cgroup.CPUShare // cpu's files, held open
+	cpu       *cgroup.Group    // nil on v2
+	share     *cgroup.CPUShare // cpu's files, held open
+	idleSince uint64           // when put back idle (host.idleSeq)
 }
 
 // close ends the shell and removes its groups.
@@ -498,18 +500,50 @@ func (h *host) dropShells() error {
 }
 
 // putShell keeps a shell whose task is done for the slot's next one, or
-// closes it.
+// closes it. When all slots together keep as many idle shells as they
+// may, the one idle longest, of any slot, makes room: slots that served
+// the last requests keep their shells, where slots no request has used
+// for a while would otherwise hold every place and have the busy ones
+// build a shell for each task.
 func (h *host) putShell(slot int, sh *shell) error {
 	perSlot, total := h.idleCaps()
 	h.shellMu.Lock()
-	if sh.Usable() && !h.closing && len(h.shells[slot]) < perSlot && h.idleShells < total {
-		h.shells[slot] = append(h.shells[slot], sh)
-		h.idleShells++
+	if !sh.Usable() || h.closing || len(h.shells[slot]) >= perSlot {
 		h.shellMu.Unlock()
+		return sh.close()
+	}
+	var evicted *shell
+	if h.idleShells >= total {
+		evicted = h.evictIdle()
+	}
+	h.idleSeq++
+	sh.idleSince = h.idleSeq
+	h.shells[slot] = append(h.shells[slot], sh)
+	h.idleShells++
+	h.shellMu.Unlock()
+	if evicted != nil {
+		return evicted.close()
+	}
+	return nil
+}
+
+// evictIdle takes out of the idle shells the one put back first. Each
+// slot's list is in the order its shells were put back, so the candidates
+// are the lists' first shells. The caller holds shellMu.
+func (h *host) evictIdle() *shell {
+	victim := -1
+	for slot, idle := range h.shells {
+		if len(idle) > 0 && (victim < 0 || idle[0].idleSince < h.shells[victim][0].idleSince) {
+			victim = slot
+		}
+	}
+	if victim < 0 {
 		return nil
 	}
-	h.shellMu.Unlock()
-	return sh.close()
+	sh := h.shells[victim][0]
+	h.shells[victim] = slices.Delete(h.shells[victim], 0, 1)
+	h.idleShells--
+	return sh
 }
 
 // close ends the cell's task if unused, gives its shell back and removes

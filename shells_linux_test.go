@@ -1,0 +1,92 @@
+package svc
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestIdleShellsEvictOldest: with every place for an idle shell taken, a
+// shell put back takes the place of the one idle longest, whatever its
+// slot, and that one is closed; a slot at its own cap closes the shell
+// put back instead.
+func TestIdleShellsEvictOldest(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds sandbox shells")
+	}
+	dir, err := os.MkdirTemp("", "svc-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := sb.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	// No preparer takes shells meanwhile.
+	sb.drainPool()
+	sb.host.bg.Wait()
+	h := sb.host
+	if err := h.dropShells(); err != nil {
+		t.Fatal(err)
+	}
+	perSlot, total := h.idleCaps()
+	if perSlot != 2 || total != 4 || len(sb.ids) < 3 {
+		t.Fatalf("caps %d per slot, %d in all, %d slots: the test wants 2, 4, 3", perSlot, total, len(sb.ids))
+	}
+	build := func(slot int) *shell {
+		t.Helper()
+		rq := &request{h: h, slot: slot, initUID: h.cfg.UIDBase + 2*slot, taskUID: h.cfg.UIDBase + 2*slot + 1}
+		sh, err := h.takeShell(context.Background(), rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh
+	}
+	idle := func() [3]int {
+		h.shellMu.Lock()
+		defer h.shellMu.Unlock()
+		return [3]int{len(h.shells[0]), len(h.shells[1]), len(h.shells[2])}
+	}
+	// Slot 0's two shells go back first, then slot 1's: every place taken.
+	var shells []*shell
+	for _, slot := range []int{0, 0, 1, 1} {
+		shells = append(shells, build(slot))
+	}
+	for i, slot := range []int{0, 0, 1, 1} {
+		if err := h.putShell(slot, shells[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := idle(); got != [3]int{2, 2, 0} {
+		t.Fatalf("idle shells by slot %v, want [2 2 0]", got)
+	}
+	// Slot 2's shell takes the place of slot 0's first.
+	if err := h.putShell(2, build(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := idle(); got != [3]int{1, 2, 1} {
+		t.Errorf("after a shell of slot 2 came back: idle shells by slot %v, want [1 2 1]", got)
+	}
+	if shells[0].Usable() || !shells[1].Usable() {
+		t.Errorf("slot 0's first shell usable %v (want closed), its second %v (want kept)", shells[0].Usable(), shells[1].Usable())
+	}
+	// Slot 1 is at its own cap: a third shell of it is closed.
+	a, b, c := build(1), build(1), build(1) // its two idle shells and a new one
+	for _, sh := range []*shell{a, b, c} {
+		if err := h.putShell(1, sh); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := idle(); got != [3]int{1, 2, 1} || c.Usable() {
+		t.Errorf("slot 1 over its cap: idle shells by slot %v (want [1 2 1]), the shell over it usable %v", got, c.Usable())
+	}
+}
