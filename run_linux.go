@@ -52,6 +52,13 @@ type host struct {
 	lock       *os.File
 	cpuRate    float64 // CPUs a task may use at most, for the CPU-limit timer
 
+	// early are the seccomp programs of the profiles whose tasks can have
+	// theirs installed before they are released (initproc.PreExecCalls).
+	early map[Profile][]byte
+	// firstProfile is the profile of the last request's first task
+	// (a Profile): the guess for the requests prepared ahead.
+	firstProfile atomic.Value
+
 	// bg tracks teardowns done off the critical path; close waits for them.
 	bg sync.WaitGroup
 
@@ -152,11 +159,44 @@ func openHost(cfg *Config) (*host, error) {
 	params := mount.Params{RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
+	if h.early, err = earlyFilters(); err != nil {
+		h.close()
+		return nil, err
+	}
+	h.firstProfile.Store(cfg.DefaultProfile)
 	h.cpuRate = float64(runtime.NumCPU())
 	if q := cfg.Limits.CPUMax; q.Quota > 0 {
 		h.cpuRate = min(h.cpuRate, float64(q.Quota)/float64(q.Period))
 	}
 	return h, nil
+}
+
+// expectFirst records the profile of a request's first task: requests
+// prepared from now on expect it too.
+func (h *host) expectFirst(p Profile) {
+	if h.firstProfile.Load() != p {
+		h.firstProfile.Store(p)
+	}
+}
+
+// earlyFilters returns the seccomp programs of the profiles that allow
+// what a task process does before its execve (initproc.PreExecCalls):
+// their tasks' filters can be installed before they are released.
+func earlyFilters() (map[Profile][]byte, error) {
+	m := make(map[Profile][]byte)
+	for _, name := range seccomp.Names() {
+		p, err := seccomp.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		if !p.AllowsAlways(initproc.PreExecCalls...) {
+			continue
+		}
+		if m[Profile(name)], err = seccomp.Program(name); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // sweep removes the leftovers of a crashed instance with this state dir:
@@ -240,6 +280,9 @@ type cell struct {
 	shell *shell
 	h     *host
 	slot  int
+	// early is the profile whose filter the task process installed
+	// before it said it was ready; "" for none.
+	early Profile
 }
 
 // shell is a sandbox shell with, on cgroup v1, the cpu and cpuacct groups
@@ -322,7 +365,7 @@ func (h *host) prepare(ctx context.Context, id string, slot int) (*request, erro
 	if err != nil {
 		return nil, err
 	}
-	c, err := rq.buildCell(ctx)
+	c, err := rq.buildCell(ctx, h.firstProfile.Load().(Profile))
 	if err != nil {
 		rq.close()
 		return nil, err
@@ -394,8 +437,10 @@ func (rq *request) cellSpec() initproc.CellSpec {
 }
 
 // buildCell takes a shell of the request's identity slot, makes the task
-// cgroup with the task limits and starts the task process in them.
-func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
+// cgroup with the task limits and starts the task process in them, for a
+// task of profile: its filter installed already where the profile allows
+// (host.early).
+func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err error) {
 	l := rq.h.cfg.Limits
 	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
@@ -443,15 +488,21 @@ func (rq *request) buildCell(ctx context.Context) (_ *cell, err error) {
 	if err != nil {
 		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
+	filter := rq.h.early[profile]
 	c, err := sh.Cell(ctx, &runner.ShellTask{
 		CgroupProcs: tg.ProcsFiles(),
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
+		Filter:      filter,
 	})
 	if err != nil {
 		return nil, errors.Join(err, sh.close())
 	}
-	return &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}, nil
+	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
+	if filter != nil {
+		cl.early = profile
+	}
+	return cl, nil
 }
 
 // takeShell returns an idle shell of the request's identity slot, or
@@ -557,11 +608,13 @@ func (c *cell) close() error {
 	return errors.Join(err, c.group.Remove())
 }
 
-// prepare builds n cells for the request's coming tasks in the background.
-func (rq *request) prepare(ctx context.Context, n int) {
-	for range n {
+// prepare builds the cells of the request's coming tasks in the
+// background.
+func (rq *request) prepare(ctx context.Context, tasks []Task) {
+	for _, t := range tasks {
+		profile := t.profile(rq.h.cfg.DefaultProfile)
 		rq.building.Go(func() {
-			c, err := rq.buildCell(ctx)
+			c, err := rq.buildCell(ctx, profile)
 			if err != nil {
 				return // the task builds its own and reports the error
 			}
@@ -572,17 +625,21 @@ func (rq *request) prepare(ctx context.Context, n int) {
 	}
 }
 
-// takeCell returns a cell built ahead, or builds one.
-func (rq *request) takeCell(ctx context.Context) (*cell, error) {
+// takeCell returns a cell built ahead for a task of profile (its filter
+// installed, or none), or builds one. A cell whose task process installed
+// another profile's filter serves no task of this one: it stays for
+// another task, or is discarded with the request.
+func (rq *request) takeCell(ctx context.Context, profile Profile) (*cell, error) {
 	rq.mu.Lock()
-	if n := len(rq.ready); n > 0 {
-		c := rq.ready[n-1]
-		rq.ready = rq.ready[:n-1]
-		rq.mu.Unlock()
-		return c, nil
+	for i := len(rq.ready) - 1; i >= 0; i-- {
+		if c := rq.ready[i]; c.early == profile || c.early == "" {
+			rq.ready = slices.Delete(rq.ready, i, i+1)
+			rq.mu.Unlock()
+			return c, nil
+		}
 	}
 	rq.mu.Unlock()
-	return rq.buildCell(ctx)
+	return rq.buildCell(ctx, profile)
 }
 
 // runStep places the files of every task of the step, then runs its tasks
@@ -622,9 +679,12 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if dir == "" {
 		dir = "/svc"
 	}
-	c, err := rq.takeCell(ctx)
+	c, err := rq.takeCell(ctx, profile)
 	if err != nil {
 		return Result{}, err
+	}
+	if c.early == profile {
+		filter = nil // installed already
 	}
 	// The cell goes off the critical path: the task's mounts are undone,
 	// its shell given back and its cgroup removed after the result is out.
@@ -676,14 +736,6 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 func refusesSockets(p Profile) bool {
 	sp, err := seccomp.Lookup(string(p))
 	return err == nil && sp.RefusesSockets()
-}
-
-// profile returns the task's sandbox profile, def when it names none.
-func (t *Task) profile(def Profile) Profile {
-	if t.SandboxProfile == "" {
-		return def
-	}
-	return t.SandboxProfile
 }
 
 // environ returns the task's environment: the fixed one, overridden and

@@ -28,7 +28,9 @@ func (*request) close() error { return nil }
 
 func (*request) discardCells() {}
 
-func (*request) prepare(context.Context, int) {}
+func (*request) prepare(context.Context, []Task) {}
+
+func (*host) expectFirst(Profile) {}
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
 	return StepResult{}, errUnsupported

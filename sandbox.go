@@ -308,6 +308,9 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	stop := context.AfterFunc(s.closing, func() { cancel() })
 	defer stop()
 
+	if len(req.Steps) > 0 && len(req.Steps[0].Tasks) > 0 {
+		s.host.expectFirst(req.Steps[0].Tasks[0].profile(s.cfg.DefaultProfile))
+	}
 	rq, err := s.request()
 	if err == nil {
 		defer s.finish(rq)
@@ -356,7 +359,7 @@ func (s *Sandbox) runSteps(rctx context.Context, rq *request, req *Request, stor
 		// The next step's sandboxes are built while this one runs, unless
 		// the cache may replay it.
 		if i+1 < len(req.Steps) && !cr.chained(i+1) {
-			rq.prepare(rctx, len(req.Steps[i+1].Tasks))
+			rq.prepare(rctx, req.Steps[i+1].Tasks)
 		}
 		var sr StepResult
 		var err error

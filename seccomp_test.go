@@ -532,3 +532,61 @@ func deref[T ~int64 | ~uint64](p *T) T {
 	}
 	return *p
 }
+
+// filterProbe prints how many seccomp filters the process has and whether
+// no_new_privs is set, then makes an IPv4 socket: allowed by the compile
+// profiles, killed by the native ones.
+const filterProbe = `#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+int main(void) {
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		if (!strncmp(line, "Seccomp_filters:", 16) || !strncmp(line, "NoNewPrivs:", 11))
+			fputs(line, stdout);
+	}
+	fflush(stdout);
+	printf("socket %s\n", socket(AF_INET, SOCK_STREAM, 0) >= 0 ? "ok" : "refused");
+	return 0;
+}
+`
+
+// TestSeccompEarlyFilter: whether a task's filter was installed before
+// its release (a request prepared ahead expects the profile of the last
+// request's first task; a next step's tasks are known) or after it, the
+// task runs under exactly one filter, its profile's, with no_new_privs:
+// requests alternate profiles so that the guess is right and wrong, and
+// the native_v2 tasks, whose profile refuses chdir, have theirs installed
+// after release.
+func TestSeccompEarlyFilter(t *testing.T) {
+	bin := buildC(t, filterProbe)
+	sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: svc.Profiles()})
+	run := func(prof svc.Profile) svc.Result {
+		t.Helper()
+		if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
+			// A placed file is not executable, and a native profile
+			// lets no shell fork: a first step makes it so.
+			resp := run(t, sb,
+				svc.Single(svc.Task{Cmd: "sh", Args: []string{"-c", "chmod +x prog"}, Files: map[string]svc.File{"prog": {Content: bin}}}),
+				svc.Single(svc.Task{Cmd: "./prog", SandboxProfile: prof}))
+			return resp.Results[1].Results[0]
+		}
+		task := cTask(bin)
+		task.SandboxProfile = prof
+		return one(t, sb, task)
+	}
+	for i, prof := range []svc.Profile{
+		svc.ProfileCompileV2, svc.ProfileCompileV2, svc.ProfileCompileV1, svc.ProfileNativeV1,
+		svc.ProfileNativeV1, svc.ProfileCompileV2, svc.ProfileNativeV2, svc.ProfileCompileV1, svc.ProfileCompileV2,
+	} {
+		r := run(prof)
+		want, outcome, code := "NoNewPrivs:\t1\nSeccomp_filters:\t1\nsocket ok\n", svc.OutcomeExited, 0
+		if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
+			want, outcome, code = "NoNewPrivs:\t1\nSeccomp_filters:\t1\n", svc.OutcomePolicyViolation, 159
+		}
+		if r.Outcome != outcome || r.ExitCode != code || r.Stdout != want {
+			t.Errorf("request %d (%s): %s exit %d, stdout\n%s\nwant %s exit %d, stdout\n%s", i, prof, r.Outcome, r.ExitCode, r.Stdout, outcome, code, want)
+		}
+	}
+}

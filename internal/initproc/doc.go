@@ -39,7 +39,8 @@
 // makes those mounts and clones the task process into an IPC namespace of
 // its own (CLONE_VM|CLONE_VFORK with a stack of its own: the task process
 // shares the init's memory until its execve, and the init waits
-// meanwhile; what it allocates is mapped apart and unmapped after). It
+// meanwhile; what it allocates comes from an arena the init clears after
+// it, or is mapped apart and unmapped). It
 // reaps processes of the PID namespace until the task exits and writes the
 // task's wait status; then it kills every other process of the namespace
 // (kill(-1)), reaps them all and answers 'G' (gone); then it undoes the
@@ -54,7 +55,11 @@
 // 0-4, says it is ready and blocks reading its command from fd 3: the task
 // process is made ahead of its task. Once released it enters the working
 // directory, sets no_new_privs, installs the seccomp filter and calls
-// execve, searching PATH itself.
+// execve, searching PATH itself. When the task's mount records carry its
+// seccomp program ('f'), the task process sets no_new_privs and installs
+// it before it says it is ready, off the task's critical path; the
+// program then allows every call it makes until its execve
+// (PreExecCalls), and the task's own records carry none.
 //
 // # Protocol
 //
@@ -65,7 +70,8 @@
 //
 // Task (control socket, parent to init): struct svc_task, with the task's
 // stdin, stdout, stderr, config and status and then its cgroup.procs files
-// and mount trees in SCM_RIGHTS, then the task's mount records.
+// and mount trees in SCM_RIGHTS, then the task's mount records and,
+// optionally, its seccomp program ('f').
 //
 // Config: the cell frame on the init's control socket, a little-endian
 // uint32 length and that many bytes of records; the task's records on its

@@ -375,10 +375,28 @@ static char *read_frame(int fd, size_t *len)
 	return buf;
 }
 
+// install_filter sets no_new_privs and installs the seccomp program prog
+// in the task process.
+static void install_filter(const struct sock_fprog *prog)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		die("no_new_privs", NULL);
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+		die("seccomp", NULL);
+}
+
+// early_filter is the task's seccomp program when its shell task brought
+// it (a filter record among its mount records): the task process installs
+// it before it says it is ready, off the task's critical path. From then
+// on it makes only the calls initproc.PreExecCalls lists until its
+// execve, which the parent checked the program allows.
+static struct sock_fprog early_filter;
+
 // exec_task runs in the task process once it is released: the working
 // directory, no_new_privs, then the seccomp filter and execve. Nothing runs
 // between the filter and execve but the PATH search (execve, write,
-// exit_group).
+// exit_group). With an early filter, no_new_privs and the filter came
+// before the command was read.
 static void __attribute__((noreturn))
 exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct sock_fprog *prog)
 {
@@ -386,10 +404,10 @@ exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct soc
 		report(SVC_REC_WORKDIR, "working_dir %s: %s", dir, strerror(errno));
 		_exit(SVC_EXIT_SETUP_FAILED);
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (prog->len > 0)
+		install_filter(prog);
+	else if (early_filter.len == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die("no_new_privs", NULL);
-	if (prog->len > 0 && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
-		die("seccomp", NULL);
 
 	int err = ENOENT;
 	if (strchr(cmd, '/')) {
@@ -481,6 +499,8 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(SVC_FD_CONFIG, F_SETFD, FD_CLOEXEC) < 0)
 		die("fd flags", NULL);
 	close_from(status_fd + 1);
+	if (early_filter.len > 0)
+		install_filter(&early_filter);
 	report(SVC_REC_READY, "");
 
 	size_t len;
@@ -721,9 +741,16 @@ static int shell_main(void)
 			return 0;
 		struct rec *trecs;
 		int ntrec = parse(tbuf, len, &trecs, 0);
-		for (int i = 0; i < ntrec; i++)
+		early_filter = (struct sock_fprog){0};
+		for (int i = 0; i < ntrec; i++) {
 			if (trecs[i].tag == SVC_REC_MOUNT)
 				apply_mount(&trecs[i]);
+			else if (trecs[i].tag == SVC_REC_FILTER)
+				early_filter = (struct sock_fprog){
+					.len = trecs[i].len / sizeof(struct sock_filter),
+					.filter = (struct sock_filter *)trecs[i].data,
+				};
+		}
 		for (int i = 0; i < ntree; i++)
 			close(tree_fd(i));
 		pid_t task = start_task(recs, nrec);

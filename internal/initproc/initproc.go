@@ -173,10 +173,34 @@ func (b *records) mounts(plan mount.Plan) {
 
 // EncodeMounts returns the mount records of plan: the frame of a shell's
 // task (struct svc_task's framelen bytes).
-func EncodeMounts(plan mount.Plan) []byte {
+func EncodeMounts(plan mount.Plan) []byte { return EncodeTaskFrame(plan, nil) }
+
+// EncodeTaskFrame returns the frame of a shell's task: the mount records
+// of plan and, if filter is not empty, the seccomp program the task
+// process installs before it says it is ready. The program must allow
+// the calls of PreExecCalls, the task process's until its execve.
+func EncodeTaskFrame(plan mount.Plan, filter []byte) []byte {
 	var b records
 	b.mounts(plan)
+	b.filter(filter)
 	return b
+}
+
+// PreExecCalls are the system calls a task process makes between its
+// ready line and its execve: to read its command (read, close, and mmap
+// and munmap for a command too large for its arena), to enter its working
+// directory, to execute it (execve, or write and exit_group for its
+// error). A task whose seccomp program allows them all unconditionally
+// can have it installed before it is released (EncodeTaskFrame).
+var PreExecCalls = []string{"read", "close", "mmap", "munmap", "chdir", "execve", "write", "exit_group"}
+
+// filter appends the record of a seccomp program, if any.
+func (b *records) filter(prog []byte) {
+	if len(prog) > 0 {
+		*b = append(*b, C.SVC_REC_FILTER)
+		*b = binary.LittleEndian.AppendUint32(*b, uint32(len(prog)))
+		*b = append(*b, prog...)
+	}
 }
 
 // Encode returns the task's records, which the task reads up to EOF.
@@ -190,11 +214,7 @@ func (s *TaskSpec) Encode() []byte {
 	for _, e := range s.Env {
 		b.rec(C.SVC_REC_ENV, e)
 	}
-	if len(s.Filter) > 0 {
-		b = append(b, C.SVC_REC_FILTER)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.Filter)))
-		b = append(b, s.Filter...)
-	}
+	b.filter(s.Filter)
 	return b
 }
 

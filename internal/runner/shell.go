@@ -59,6 +59,11 @@ type ShellTask struct {
 	// init, which moves it into place.
 	Trees  []string
 	Mounts mount.Plan // mount.TaskMounts
+	// Filter, if not empty, is the task's seccomp program, installed by
+	// the task process before it says it is ready, off the task's
+	// critical path: the task's own spec then has none. It must allow
+	// initproc.PreExecCalls unconditionally.
+	Filter []byte
 }
 
 var shellCounts struct{ made, cells atomic.Int64 }
@@ -154,7 +159,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := initproc.EncodeMounts(t.Mounts)
+	frame := initproc.EncodeTaskFrame(t.Mounts, t.Filter)
 	msg := &initproc.TaskMessage{
 		NProcs: uint32(len(t.CgroupProcs)), NTrees: uint32(len(t.Trees)), FrameLen: uint32(len(frame)),
 	}

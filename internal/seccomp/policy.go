@@ -259,6 +259,30 @@ func (p *Profile) RefusesSockets() bool {
 	return true
 }
 
+// AllowsAlways reports whether the profile lets each of calls through
+// whatever its arguments: no rule of the call does anything else, and
+// under an allowlist one allows it without a condition.
+func (p *Profile) AllowsAlways(calls ...string) bool {
+	for _, call := range calls {
+		always := p.Default == Allow
+		for _, r := range p.Rules {
+			if r.Syscall != call {
+				continue
+			}
+			if r.Action != Allow {
+				return false
+			}
+			if r.Arg0 == nil {
+				always = true
+			}
+		}
+		if !always {
+			return false
+		}
+	}
+	return true
+}
+
 // Syscalls returns the calls of the profile's rules, sorted, without
 // duplicates.
 func (p *Profile) Syscalls() []string {
