@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// BenchmarkStats is the cost of reading a task group's statistics, which
-// a request pays after its task and before its answer.
-func BenchmarkStats(b *testing.B) {
+// benchTaskGroup returns a task group below a service group of its own,
+// both removed when the benchmark ends.
+func benchTaskGroup(b *testing.B) *Group {
+	b.Helper()
 	if os.Geteuid() != 0 {
 		b.Skip("needs root: makes cgroups")
 	}
@@ -20,11 +21,18 @@ func BenchmarkStats(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer g.Destroy()
+	b.Cleanup(func() { g.Destroy() })
 	c, err := g.Child("t")
 	if err != nil {
 		b.Fatal(err)
 	}
+	return c
+}
+
+// BenchmarkStats is the cost of reading a task group's statistics with
+// every file opened for the read, as Group.Stats does.
+func BenchmarkStats(b *testing.B) {
+	c := benchTaskGroup(b)
 	for b.Loop() {
 		if _, err := c.Stats(); err != nil {
 			b.Fatal(err)
@@ -32,26 +40,10 @@ func BenchmarkStats(b *testing.B) {
 	}
 }
 
-// BenchmarkStatsOpened is the same read through files opened ahead, as a
-// task's are.
+// BenchmarkStatsOpened is the same read through files opened ahead, what
+// a request pays after its task and before its answer.
 func BenchmarkStatsOpened(b *testing.B) {
-	if os.Geteuid() != 0 {
-		b.Skip("needs root: makes cgroups")
-	}
-	h, err := Detect()
-	if err != nil {
-		b.Skip(err)
-	}
-	g, err := h.Service("", fmt.Sprintf("bench-stats-%d", os.Getpid()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Destroy()
-	c, err := g.Child("t")
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := c.OpenStats()
+	r, err := benchTaskGroup(b).OpenStats()
 	if err != nil {
 		b.Fatal(err)
 	}
