@@ -20,6 +20,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/svc-sandbox/svc/internal/initproc"
 	"golang.org/x/sys/unix"
@@ -311,7 +312,9 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 
 	var stdin []byte
 	if werr == nil {
-		stdin = []byte(t.Stdin)
+		// t.Stdin's own bytes, not a copy (it may be large): pump only
+		// writes them out.
+		stdin = unsafe.Slice(unsafe.StringData(t.Stdin), len(t.Stdin))
 	}
 	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs))
 	xerr := c.waitExit()
