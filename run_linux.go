@@ -55,9 +55,14 @@ type host struct {
 	// early are the seccomp programs of the profiles whose tasks can have
 	// theirs installed before they are released (initproc.PreExecCalls).
 	early map[Profile][]byte
-	// firstProfile is the profile of the last request's first task
-	// (a Profile): the guess for the requests prepared ahead.
-	firstProfile atomic.Value
+	// guess is the profile the requests prepared ahead expect of their
+	// first task (a Profile; "" for none): that of the last requests'
+	// first tasks when the last guessRun of them agree. lastFirst is the
+	// last one, firstRun how many in a row had it.
+	guess     atomic.Value
+	firstMu   sync.Mutex // guards lastFirst and firstRun
+	lastFirst Profile
+	firstRun  int
 
 	// bg tracks teardowns done off the critical path; close waits for them.
 	bg sync.WaitGroup
@@ -163,7 +168,8 @@ func openHost(cfg *Config) (*host, error) {
 		h.close()
 		return nil, err
 	}
-	h.firstProfile.Store(cfg.DefaultProfile)
+	h.guess.Store(cfg.DefaultProfile)
+	h.lastFirst, h.firstRun = cfg.DefaultProfile, guessRun
 	h.cpuRate = float64(runtime.NumCPU())
 	if q := cfg.Limits.CPUMax; q.Quota > 0 {
 		h.cpuRate = min(h.cpuRate, float64(q.Quota)/float64(q.Period))
@@ -171,11 +177,30 @@ func openHost(cfg *Config) (*host, error) {
 	return h, nil
 }
 
-// expectFirst records the profile of a request's first task: requests
-// prepared from now on expect it too.
+// guessRun is how many requests in a row must have had one profile for
+// their first task before requests are prepared expecting it.
+const guessRun = 4
+
+// expectFirst records the profile of a request's first task. Requests
+// prepared from now on expect it if the last guessRun requests all had
+// it, and otherwise none, installing no filter ahead: a cell with another
+// profile's filter serves no task, and its request builds a second cell
+// on its critical path, so a workload that mixes profiles is better
+// served by cells any task can take.
 func (h *host) expectFirst(p Profile) {
-	if h.firstProfile.Load() != p {
-		h.firstProfile.Store(p)
+	h.firstMu.Lock()
+	defer h.firstMu.Unlock()
+	if p == h.lastFirst {
+		h.firstRun = min(h.firstRun+1, guessRun)
+	} else {
+		h.lastFirst, h.firstRun = p, 1
+	}
+	guess := p
+	if h.firstRun < guessRun {
+		guess = ""
+	}
+	if h.guess.Load() != guess {
+		h.guess.Store(guess)
 	}
 }
 
@@ -365,7 +390,7 @@ func (h *host) prepare(ctx context.Context, id string, slot int) (*request, erro
 	if err != nil {
 		return nil, err
 	}
-	c, err := rq.buildCell(ctx, h.firstProfile.Load().(Profile))
+	c, err := rq.buildCell(ctx, h.guess.Load().(Profile))
 	if err != nil {
 		rq.close()
 		return nil, err

@@ -90,3 +90,26 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 		t.Errorf("slot 1 over its cap: idle shells by slot %v (want [1 2 1]), the shell over it usable %v", got, c.Usable())
 	}
 }
+
+// TestExpectFirst: requests are prepared expecting a first task's profile
+// (and install its filter ahead) only after guessRun requests in a row
+// had it; a mix of profiles gets cells any task can take.
+func TestExpectFirst(t *testing.T) {
+	h := &host{}
+	h.guess.Store(ProfileCompileV2)
+	h.lastFirst, h.firstRun = ProfileCompileV2, guessRun
+	c2, c1 := ProfileCompileV2, ProfileCompileV1
+	for i, c := range []struct {
+		first Profile
+		want  Profile
+	}{
+		{c2, c2}, {c2, c2}, // a run from the start, the default's
+		{c1, ""}, {c1, ""}, {c1, ""}, {c1, c1}, {c1, c1}, // guessRun in a row
+		{c2, ""}, {c1, ""}, {c2, ""}, {c2, ""}, {c2, ""}, {c2, c2},
+	} {
+		h.expectFirst(c.first)
+		if got := h.guess.Load().(Profile); got != c.want {
+			t.Errorf("request %d (%s): prepared requests expect %q, want %q", i, c.first, got, c.want)
+		}
+	}
+}
