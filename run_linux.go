@@ -55,11 +55,9 @@ type host struct {
 	// early are the seccomp programs of the profiles whose tasks can have
 	// theirs installed before they are released (initproc.PreExecCalls).
 	early map[Profile][]byte
-	// guess is the profile the requests prepared ahead expect of their
-	// first task (a Profile; "" for none): that of the last requests'
-	// first tasks when the last guessRun of them agree. lastFirst is the
-	// last one, firstRun how many in a row had it.
-	guess     atomic.Value
+	// lastFirst is the profile of the last request's first task, and
+	// firstRun how many requests in a row had it, up to guessRun (see
+	// expected).
 	firstMu   sync.Mutex // guards lastFirst and firstRun
 	lastFirst Profile
 	firstRun  int
@@ -168,7 +166,6 @@ func openHost(cfg *Config) (*host, error) {
 		h.close()
 		return nil, err
 	}
-	h.guess.Store(cfg.DefaultProfile)
 	h.lastFirst, h.firstRun = cfg.DefaultProfile, guessRun
 	h.cpuRate = float64(runtime.NumCPU())
 	if q := cfg.Limits.CPUMax; q.Quota > 0 {
@@ -181,12 +178,7 @@ func openHost(cfg *Config) (*host, error) {
 // their first task before requests are prepared expecting it.
 const guessRun = 4
 
-// expectFirst records the profile of a request's first task. Requests
-// prepared from now on expect it if the last guessRun requests all had
-// it, and otherwise none, installing no filter ahead: a cell with another
-// profile's filter serves no task, and its request builds a second cell
-// on its critical path, so a workload that mixes profiles is better
-// served by cells any task can take.
+// expectFirst records the profile of a request's first task.
 func (h *host) expectFirst(p Profile) {
 	h.firstMu.Lock()
 	defer h.firstMu.Unlock()
@@ -195,13 +187,21 @@ func (h *host) expectFirst(p Profile) {
 	} else {
 		h.lastFirst, h.firstRun = p, 1
 	}
-	guess := p
+}
+
+// expected returns the profile a request prepared now expects of its
+// first task: the last requests' if the last guessRun of them all had
+// it, and otherwise none, so that it installs no filter ahead. A cell
+// with another profile's filter serves no task, and its request builds a
+// second cell on its critical path: a workload that mixes profiles is
+// better served by cells any task can take.
+func (h *host) expected() Profile {
+	h.firstMu.Lock()
+	defer h.firstMu.Unlock()
 	if h.firstRun < guessRun {
-		guess = ""
+		return ""
 	}
-	if h.guess.Load() != guess {
-		h.guess.Store(guess)
-	}
+	return h.lastFirst
 }
 
 // earlyFilters returns the seccomp programs of the profiles that allow
@@ -317,19 +317,16 @@ type cell struct {
 // The shell's init is in none of them.
 type shell struct {
 	*runner.Shell
-	cpu       *cgroup.Group    // nil on v2
-	share     *cgroup.CPUShare // cpu's files, held open
+	share     *cgroup.CPUShare // the cpu group, its files held open; nil on v2
 	idleSince uint64           // when put back idle (host.idleSeq)
 }
 
-// close ends the shell and removes its groups.
+// close ends the shell and removes its group.
 func (sh *shell) close() error {
 	err := sh.Shell.Close()
 	if sh.share != nil {
 		sh.share.Close()
-	}
-	if sh.cpu != nil {
-		err = errors.Join(err, sh.cpu.Remove())
+		err = errors.Join(err, sh.share.Group().Remove())
 	}
 	return err
 }
@@ -390,7 +387,7 @@ func (h *host) prepare(ctx context.Context, id string, slot int) (*request, erro
 	if err != nil {
 		return nil, err
 	}
-	c, err := rq.buildCell(ctx, h.guess.Load().(Profile))
+	c, err := rq.buildCell(ctx, h.expected())
 	if err != nil {
 		rq.close()
 		return nil, err
@@ -473,8 +470,8 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 	}
 	name := fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1))
 	var tg *cgroup.Group
-	if sh.cpu != nil {
-		tg, err = rq.h.service.ChildSharing(name, sh.cpu, "cpu", "cpuacct")
+	if sh.share != nil {
+		tg, err = rq.h.service.ChildSharing(name, sh.share.Group(), "cpu", "cpuacct")
 	} else {
 		tg, err = rq.h.service.Child(name)
 	}
@@ -548,12 +545,13 @@ func (h *host) takeShell(ctx context.Context, rq *request) (*shell, error) {
 	}
 	sh := &shell{Shell: rs}
 	if h.cg.Version() == cgroup.V1 {
-		if sh.cpu, err = h.service.Child(fmt.Sprintf("shell-%d", h.nshell.Add(1))); err != nil {
+		g, err := h.service.Child(fmt.Sprintf("shell-%d", h.nshell.Add(1)))
+		if err != nil {
 			return nil, errors.Join(err, sh.close())
 		}
 		l := h.cfg.Limits.CPUMax
-		if sh.share, err = sh.cpu.ShareCPU(cgroup.Limits{CPUQuota: l.Quota, CPUPeriod: l.Period}); err != nil {
-			return nil, errors.Join(err, sh.close())
+		if sh.share, err = g.ShareCPU(cgroup.Limits{CPUQuota: l.Quota, CPUPeriod: l.Period}); err != nil {
+			return nil, errors.Join(err, g.Remove(), sh.close())
 		}
 	}
 	return sh, nil

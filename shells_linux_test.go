@@ -95,9 +95,10 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 // (and install its filter ahead) only after guessRun requests in a row
 // had it; a mix of profiles gets cells any task can take.
 func TestExpectFirst(t *testing.T) {
-	h := &host{}
-	h.guess.Store(ProfileCompileV2)
-	h.lastFirst, h.firstRun = ProfileCompileV2, guessRun
+	h := &host{lastFirst: ProfileCompileV2, firstRun: guessRun}
+	if got := h.expected(); got != ProfileCompileV2 {
+		t.Errorf("before any request: prepared requests expect %q, want the default's %q", got, ProfileCompileV2)
+	}
 	c2, c1 := ProfileCompileV2, ProfileCompileV1
 	for i, c := range []struct {
 		first Profile
@@ -108,7 +109,7 @@ func TestExpectFirst(t *testing.T) {
 		{c2, ""}, {c1, ""}, {c2, ""}, {c2, ""}, {c2, ""}, {c2, c2},
 	} {
 		h.expectFirst(c.first)
-		if got := h.guess.Load().(Profile); got != c.want {
+		if got := h.expected(); got != c.want {
 			t.Errorf("request %d (%s): prepared requests expect %q, want %q", i, c.first, got, c.want)
 		}
 	}

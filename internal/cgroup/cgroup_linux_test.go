@@ -513,16 +513,9 @@ func TestStatsReader(t *testing.T) {
 
 // TestChildSharing: task groups that share a v1 group's cpu and cpuacct
 // directories make and remove only their own, and each task's CPU
-// accounting starts afresh: a task after one that was throttled reads
-// zero before it runs and only its own time after. Both ways: through
-// paths (OpenStats) and through a CPUShare's open files.
+// accounting starts afresh through the share: a task after one that was
+// throttled reads zero before it runs and only its own time after.
 func TestChildSharing(t *testing.T) {
-	for _, held := range []bool{false, true} {
-		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) { testChildSharing(t, held) })
-	}
-}
-
-func testChildSharing(t *testing.T, held bool) {
 	h := hierarchy(t)
 	svc := service(t, h)
 	keep := child(t, svc, "shell")
@@ -536,15 +529,12 @@ func testChildSharing(t *testing.T, held bool) {
 		t.Skip("v2 has one directory per group: nothing to share (refused, as checked)")
 	}
 	limits := Limits{MemoryMax: 64 * mib, PidsMax: 10, CPUQuota: 10000, CPUPeriod: 100000}
-	var share *CPUShare
-	if held {
-		var err error
-		if share, err = keep.ShareCPU(limits); err != nil {
-			t.Fatal(err)
-		}
-		defer share.Close()
-		limits.CPUQuota, limits.CPUPeriod = 0, 0 // the share's
+	share, err := keep.ShareCPU(limits)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer share.Close()
+	limits.CPUQuota, limits.CPUPeriod = 0, 0 // the share's
 	task := func(name string) (*Group, *StatsReader) {
 		t.Helper()
 		g, err := svc.ChildSharing(name, keep, "cpu", "cpuacct")
@@ -552,12 +542,10 @@ func testChildSharing(t *testing.T, held bool) {
 			t.Fatal(err)
 		}
 		setLimits(t, g, limits)
-		var r *StatsReader
-		if held {
-			r, err = g.OpenStatsShared(share)
-		} else {
-			r, err = g.OpenStats()
+		if _, err := g.OpenStats(); err == nil {
+			t.Fatal("OpenStats of a group sharing its cpu directories: no error")
 		}
+		r, err := g.OpenStatsShared(share)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -622,17 +610,15 @@ func testChildSharing(t *testing.T, held bool) {
 	if n := s2.CPUNrThrottled; n == nil || *n != 0 {
 		t.Errorf("task 2 (true) CPUNrThrottled %s: task 1's throttling carried over", val(n))
 	}
-	if held {
-		// The share's files outlive the readers that borrowed them.
-		r2.Close()
-		if _, err := share.start(); err != nil {
-			t.Errorf("the share after its readers closed: %v", err)
-		}
-		if q, err := readInt(keep.dir("cpu"), "cpu.cfs_quota_us"); err != nil || q == nil || *q != 10000 {
-			t.Errorf("cpu.cfs_quota_us of the share: %s, %v; want 10000", val(q), err)
-		}
-		share.Close()
+	// The share's files outlive the readers that borrowed them.
+	r2.Close()
+	if _, err := share.start(); err != nil {
+		t.Errorf("the share after its readers closed: %v", err)
 	}
+	if q, err := readInt(keep.dir("cpu"), "cpu.cfs_quota_us"); err != nil || q == nil || *q != 10000 {
+		t.Errorf("cpu.cfs_quota_us of the share: %s, %v; want 10000", val(q), err)
+	}
+	share.Close()
 	if err := g2.Remove(); err != nil {
 		t.Fatal(err)
 	}

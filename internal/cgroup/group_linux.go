@@ -96,7 +96,7 @@ func (g *Group) Child(name string) (*Group, error) { return g.ChildSharing(name,
 // from instead of making its own: they stay from's, and [Group.Remove]
 // leaves them. A sandbox that runs one task after another keeps cpu and
 // cpuacct groups this way, which start each task's accounting afresh
-// (see [Group.OpenStats]), while memory and pids, whose peaks cannot be
+// (see [CPUShare]), while memory and pids, whose peaks cannot be
 // reset, are the task's own. v2 has one directory for every controller:
 // shared must be empty there.
 func (g *Group) ChildSharing(name string, from *Group, shared ...string) (*Group, error) {

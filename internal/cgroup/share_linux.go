@@ -48,18 +48,11 @@ func (g *Group) ShareCPU(l Limits) (_ *CPUShare, err error) {
 		if _, ok := s.dirs[p]; ok {
 			continue // cpu and cpuacct on one mount
 		}
-		d, err := openDir(p)
+		d, err := g.openStatsDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("cgroup: share cpu: %w", err)
 		}
 		s.dirs[p] = d
-		for _, c := range []string{"cpu", "cpuacct"} {
-			if g.dir(c) == p {
-				for _, name := range statsFiles[c] {
-					d.open(name)
-				}
-			}
-		}
 	}
 	for _, f := range []struct {
 		fd   *int
@@ -72,6 +65,9 @@ func (g *Group) ShareCPU(l Limits) (_ *CPUShare, err error) {
 	}
 	return s, nil
 }
+
+// Group returns the group whose cpu and cpuacct directories are shared.
+func (s *CPUShare) Group() *Group { return s.g }
 
 // dir returns the directory p of the share, if it is one of its; a nil
 // share has none.

@@ -45,26 +45,43 @@ var statsFiles = map[string][]string{
 }
 
 // OpenStats opens the group's statistics files for [StatsReader.Stats].
-// It is an error if the group does not exist.
-//
-// A v1 group whose cpu and cpuacct directories are another's
-// ([Group.ChildSharing]) has its CPU accounting started afresh: none of
-// their processes may be left. OpenStats resets cpuacct.usage (which
-// resets cpuacct.usage_all too) and the reader counts cpu.stat's
-// throttling from the open on. Write CPU limits first ([Group.SetLimits]):
-// a new quota also ends a throttled period left by the last processes.
-// [Group.OpenStatsShared] does the same through files held open.
-func (g *Group) OpenStats() (*StatsReader, error) { return g.openStats(nil) }
+// It is an error if the group does not exist, or if it shares its cpu and
+// cpuacct directories with another ([Group.ChildSharing]): their
+// accounting is started through the share ([Group.OpenStatsShared]).
+func (g *Group) OpenStats() (*StatsReader, error) {
+	if g.sharesCPU() {
+		return nil, fmt.Errorf("cgroup: stats of %s: its cpu directories are shared: open them through the share", g.Path())
+	}
+	return g.openStats(nil)
+}
 
 // OpenStatsShared is OpenStats for a group that shares the cpu and cpuacct
-// directories of share's group: it reads them through share's open files,
-// and starts the group's CPU accounting there, quota included
-// ([CPUShare]).
+// directories of share's group, none of whose processes may be left: it
+// reads them through share's open files and starts the group's CPU
+// accounting afresh there ([CPUShare]), so that the reader counts CPU
+// time and throttling from the open on.
 func (g *Group) OpenStatsShared(share *CPUShare) (*StatsReader, error) {
 	if !g.sharesCPU() || g.dir("cpu") != share.g.dir("cpu") || g.dir("cpuacct") != share.g.dir("cpuacct") {
 		return nil, fmt.Errorf("cgroup: stats of %s: it does not share the cpu directories of %s", g.Path(), share.g.Path())
 	}
 	return g.openStats(share)
+}
+
+// openStatsDir opens the group's directory p and the statistics files of
+// the controllers in it (cpu and cpuacct may share one).
+func (g *Group) openStatsDir(p string) (dirFD, error) {
+	d, err := openDir(p)
+	if err != nil {
+		return d, err
+	}
+	for _, c := range g.h.ctrls {
+		if g.dir(c.name) == p {
+			for _, name := range statsFiles[c.name] {
+				d.open(name)
+			}
+		}
+	}
+	return d, nil
 }
 
 func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
@@ -81,31 +98,15 @@ func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
 			r.dirs[p] = d
 			continue
 		}
-		d, err := openDir(p)
+		d, err := g.openStatsDir(p)
 		if err != nil {
 			return nil, fmt.Errorf("cgroup: stats: %w", err)
 		}
 		r.dirs[p] = d
 		r.own = append(r.own, d)
-		for _, c := range g.h.ctrls {
-			if g.dir(c.name) == p {
-				for _, name := range statsFiles[c.name] {
-					d.open(name)
-				}
-			}
-		}
 	}
-	switch {
-	case !g.sharesCPU():
-	case share != nil:
+	if share != nil {
 		if r.cpuBase, err = share.start(); err != nil {
-			return nil, err
-		}
-	default:
-		if err := writeFile(g.dir("cpuacct"), "cpuacct.usage", "0"); err != nil {
-			return nil, err
-		}
-		if r.cpuBase, err = r.dirs[g.dir("cpu")].readFlat("cpu.stat"); err != nil {
 			return nil, err
 		}
 	}

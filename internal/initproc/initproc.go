@@ -171,12 +171,8 @@ func (b *records) mounts(plan mount.Plan) {
 	}
 }
 
-// EncodeMounts returns the mount records of plan: the frame of a shell's
-// task (struct svc_task's framelen bytes).
-func EncodeMounts(plan mount.Plan) []byte { return EncodeTaskFrame(plan, nil) }
-
-// EncodeTaskFrame returns the frame of a shell's task: the mount records
-// of plan and, if filter is not empty, the seccomp program the task
+// EncodeTaskFrame returns the frame of a shell's task (struct svc_task's
+// framelen bytes): the mount records of plan and, if filter is not empty, the seccomp program the task
 // process installs before it says it is ready. The program must allow
 // the calls of PreExecCalls, the task process's until its execve.
 func EncodeTaskFrame(plan mount.Plan, filter []byte) []byte {

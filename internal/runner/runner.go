@@ -539,6 +539,7 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 		c.stdin = nil
 	}
 	sc := &collector{}
+	sinks := [...]*collector{iOut: out, iErr: errs, iStatus: sc}
 	open := 3
 	for open > 0 {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -565,7 +566,7 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 				}
 				continue
 			}
-			if []*collector{out, errs, sc}[i].fill(int(p.Fd)) {
+			if sinks[i].fill(int(p.Fd)) {
 				p.Fd = -1 // poll passes over negative fds
 				open--
 			}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/svc-sandbox/svc/internal/initproc"
 )
 
 // The programs are run here on an interpreter of classic BPF over struct
@@ -296,5 +298,35 @@ func TestDecisions(t *testing.T) {
 				check("io_setup", sys("io_setup"), Allow)
 			}
 		})
+	}
+}
+
+// TestAllowsAlways: what a task process does before its execve
+// (initproc.PreExecCalls) is allowed by compile_v2 and the v1 profiles,
+// not by native_v2, which refuses chdir; calls with a condition or a kill
+// rule are never "always".
+func TestAllowsAlways(t *testing.T) {
+	pre := initproc.PreExecCalls
+	for _, c := range []struct {
+		profile string
+		calls   []string
+		want    bool
+	}{
+		{CompileV2, pre, true},
+		{NativeV2, pre, false},
+		{NativeV2, []string{"read", "write", "execve"}, true},
+		{CompileV1, pre, true},
+		{NativeV1, pre, true},
+		{CompileV2, []string{"socket"}, false}, // allowed for some families only
+		{CompileV1, []string{"mount"}, false},  // killed
+		{NativeV2, []string{"clone"}, false},   // threads only
+	} {
+		p, err := Lookup(c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.AllowsAlways(c.calls...); got != c.want {
+			t.Errorf("%s AllowsAlways(%v) = %v, want %v", c.profile, c.calls, got, c.want)
+		}
 	}
 }

@@ -182,33 +182,3 @@ func TestRefusesSockets(t *testing.T) {
 		}
 	}
 }
-
-// TestAllowsAlways: what a task process does before its execve (initproc's
-// PreExecCalls, spelled out here) is allowed by compile_v2 and the v1
-// profiles, not by native_v2, which refuses chdir; calls with a condition
-// or a kill rule are never "always".
-func TestAllowsAlways(t *testing.T) {
-	pre := []string{"read", "close", "mmap", "munmap", "chdir", "execve", "write", "exit_group"}
-	for _, c := range []struct {
-		profile string
-		calls   []string
-		want    bool
-	}{
-		{CompileV2, pre, true},
-		{NativeV2, pre, false},
-		{NativeV2, []string{"read", "write", "execve"}, true},
-		{CompileV1, pre, true},
-		{NativeV1, pre, true},
-		{CompileV2, []string{"socket"}, false}, // allowed for some families only
-		{CompileV1, []string{"mount"}, false},  // killed
-		{NativeV2, []string{"clone"}, false},   // threads only
-	} {
-		p, err := Lookup(c.profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := p.AllowsAlways(c.calls...); got != c.want {
-			t.Errorf("%s AllowsAlways(%v) = %v, want %v", c.profile, c.calls, got, c.want)
-		}
-	}
-}
