@@ -214,8 +214,9 @@ func (l *Limits) UnmarshalJSON(b []byte) error {
 type Config struct {
 	// Limits; zero fields take DefaultLimits.
 	Limits Limits
-	// WorkspaceSize bounds /svc and /tmp of a request (each) and the
-	// file size a task may write. Default 256 MiB.
+	// WorkspaceSize bounds /svc and /tmp of a request together (one
+	// tmpfs holds both) and the file size a task may write. Default
+	// 256 MiB.
 	WorkspaceSize int64
 	// RootFS is the directory whose system directories (usr, bin, lib,
 	// lib64, sbin, etc, opt) are bound read-only into every sandbox.

@@ -275,10 +275,10 @@ func (h *host) close() error {
 	return err
 }
 
-// request is the per-request state: workspace mounts, identity, and the
-// cells built ahead for its tasks. It has no cgroup of its own: each task
-// has one, a child of the service's, whose limits bound the task and what
-// it writes to the workspace and /tmp, both tmpfs of a bounded size.
+// request is the per-request state: workspace, identity, and the cells
+// built ahead for its tasks. It has no cgroup of its own: each task has
+// one, a child of the service's, whose limits bound the task and what it
+// writes to the workspace and /tmp, which share a tmpfs of a bounded size.
 type request struct {
 	h                *host
 	id               string
@@ -332,7 +332,7 @@ func (sh *shell) close() error {
 }
 
 // newRequest makes the environment of a request for identity slot slot:
-// its directory, workspace and /tmp mounts.
+// its directory, and the tmpfs on it with the workspace and /tmp.
 func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 	cfg := h.cfg
 	rq := &request{
@@ -350,31 +350,32 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 			rq.close()
 		}
 	}()
-	// Only root and the request's init (its group) may pass through the
-	// request's directory: other host users cannot reach the workspace,
-	// and the task never needs the host path.
-	if err := os.Mkdir(rq.dir, 0o710); err != nil {
+	// One tmpfs holds the workspace and /tmp, bounded together by the
+	// workspace size: one mount and one unmount per request, and each
+	// unmount costs an expedited RCU grace period. Its root is the
+	// request's directory: only root and the request's init (its group)
+	// may pass through it, so other host users cannot reach the
+	// workspace, and the task never needs the host path.
+	if err := os.Mkdir(rq.dir, 0o700); err != nil {
 		return nil, err
-	}
-	if err := os.Chown(rq.dir, 0, rq.initUID); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(rq.dir, 0o710); err != nil {
-		return nil, err
-	}
-	for _, d := range []string{rq.ws, rq.tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return nil, err
-		}
 	}
 	inodes := max(1024, cfg.WorkspaceSize/(16*KiB))
-	for _, m := range []struct {
-		dir  string
-		mode string
-	}{{rq.ws, "0755"}, {rq.tmp, "1777"}} {
-		data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=%s,uid=%d,gid=%d", cfg.WorkspaceSize, inodes, m.mode, rq.taskUID, rq.taskUID)
-		if err := unix.Mount("svc-workspace", m.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
-			return nil, fmt.Errorf("mount workspace %s: %w", m.dir, err)
+	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0710,uid=0,gid=%d", cfg.WorkspaceSize, inodes, rq.initUID)
+	if err := unix.Mount("svc-workspace", rq.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
+		return nil, fmt.Errorf("mount workspace %s: %w", rq.dir, err)
+	}
+	for _, d := range []struct {
+		path string
+		mode uint32
+	}{{rq.ws, 0o755}, {rq.tmp, 0o1777}} {
+		if err := unix.Mkdir(d.path, 0); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+		if err := unix.Chown(d.path, rq.taskUID, rq.taskUID); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+		if err := unix.Chmod(d.path, d.mode); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
 		}
 	}
 	return rq, nil
@@ -413,18 +414,15 @@ func (rq *request) discardCells() {
 	}
 }
 
-// close removes everything of the request: unused cells, mounts and
+// close removes everything of the request: unused cells, its tmpfs and
 // directory.
 func (rq *request) close() error {
 	rq.discardCells()
-	var errs []error
-	for _, d := range []string{rq.ws, rq.tmp} {
-		if err := unix.Unmount(d, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", d, err))
-		}
+	if err := unix.Unmount(rq.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", rq.dir, err)
 	}
-	errs = append(errs, removeEmpty(rq.dir, rq.ws, rq.tmp))
-	return errors.Join(errs...)
+	// Unmounted, the directory is the empty one made for the mount point.
+	return removeEmpty(rq.dir)
 }
 
 // removeEmpty removes dir, which holds only the given empty directories,

@@ -3,6 +3,7 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,5 +194,28 @@ func TestWorkspaceHiddenFromHostUsers(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWorkspaceBoundsSvcAndTmpTogether: a task that fills /svc to most of
+// the workspace size cannot write as much again to /tmp (they share one
+// tmpfs), and the space is the request's: the next request has all of it.
+func TestWorkspaceBoundsSvcAndTmpTogether(t *testing.T) {
+	const ws = 8 * svc.MiB
+	sb := newSandbox(t, svc.Config{WorkspaceSize: ws})
+	fill := sh(`head -c 6M /dev/zero > /svc/a && echo svc ok
+if head -c 6M /dev/zero > /tmp/b 2>/dev/null; then echo tmp ok; else echo tmp full; fi
+echo "tmp has $(stat -c %s /tmp/b)"`)
+	for i := range 2 {
+		r := one(t, sb, fill)
+		expect(t, r, svc.OutcomeExited, 0)
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+		if len(lines) != 3 || lines[0] != "svc ok" || lines[1] != "tmp full" {
+			t.Fatalf("request %d: %q, want svc ok, tmp full", i, r.Stdout)
+		}
+		var n int64
+		if _, err := fmt.Sscanf(lines[2], "tmp has %d", &n); err != nil || n+6*svc.MiB > ws {
+			t.Errorf("request %d: %q: /svc and /tmp hold more than %d bytes together", i, lines[2], ws)
+		}
 	}
 }

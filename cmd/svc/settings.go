@@ -160,7 +160,7 @@ var librarySettings = []setting{
 	durationSetting("CPU_TIME_LIMIT_MS", "5000", "CPU time per task over all its processes, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.CPUTimeLimit }),
 	sizeSetting("OUTPUT_LIMIT_BYTES", "1MiB", "output per stream of a task", 1, func(o *options) *int64 { return &o.Limits.OutputLimit }),
 	sizeSetting("REQUEST_OUTPUT_LIMIT_BYTES", "16MiB", "output of all tasks of a request", 1, func(o *options) *int64 { return &o.Limits.RequestOutputLimit }),
-	sizeSetting("WORKSPACE_SIZE_BYTES", "256MiB", "size of /svc (and of /tmp) per request", svc.MiB, func(o *options) *int64 { return &o.WorkspaceSize }),
+	sizeSetting("WORKSPACE_SIZE_BYTES", "256MiB", "size of /svc and /tmp together (one tmpfs) per request", svc.MiB, func(o *options) *int64 { return &o.WorkspaceSize }),
 	intSetting("MAX_CONCURRENCY", "", "task slots; a request holds as many as its widest step has tasks; default max(CPUs, MAX_PARALLEL_TASKS)", func(o *options) *int { return &o.Limits.MaxConcurrency }),
 	durationSetting("OVERALL_TIMEOUT_MS", "60000", "wall time per request, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.OverallTimeout }),
 	intSetting("MAX_STEPS_PER_REQUEST", "32", "steps per request", func(o *options) *int { return &o.Limits.MaxSteps }),
