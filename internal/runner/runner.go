@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"sync"
@@ -105,13 +106,16 @@ func (b *Budget) take(n int64) int64 {
 // cell runs one task ([Cell.Run]) or is closed unused ([Cell.Close]),
 // which gives the shell back. Its methods are not safe for concurrent use.
 type Cell struct {
-	shell  *Shell
-	clean  bool     // the shell answered: all gone, mounts undone
-	config *os.File // write end: the task's records release the task
-	stdin  *os.File
-	stdout *os.File
-	stderr *os.File
-	statR  *os.File
+	shell *Shell
+	clean bool // the shell answered: all gone, mounts undone
+	// This process's ends of the cell's pipes, -1 once closed: plain
+	// descriptors, which pump and waitReady wait on in poll(2), not
+	// files the runtime's poller would register and unregister. config
+	// (blocking) takes the task's records, which release the task; stdin
+	// (non-blocking) feeds it; stdout, stderr and statR (non-blocking)
+	// carry its output and the init's status lines.
+	config, stdin, stdout, stderr, statR int
+
 	status *initproc.Status
 	used   bool
 	// reaped: the shell said every process of the task is gone.
@@ -122,31 +126,63 @@ type Cell struct {
 }
 
 // waitReady waits, at most SetupTimeout, for the ready line on the status
-// pipe statR (of a shell's init or of a task process) and returns the
-// reader of the lines that follow. Cancelling ctx meanwhile calls kill.
-func waitReady(ctx context.Context, statR *os.File, kill func()) (*initproc.Status, error) {
+// pipe statR (non-blocking; of a shell's init or of a task process) and
+// returns the reader of the lines that follow. Cancelling ctx meanwhile
+// calls kill.
+func waitReady(ctx context.Context, statR int, kill func()) (*initproc.Status, error) {
 	stop := context.AfterFunc(ctx, kill)
 	defer stop()
-	statR.SetReadDeadline(time.Now().Add(SetupTimeout))
-	st := initproc.NewStatus(statR)
+	st := initproc.NewStatus(&fdReader{fd: statR, deadline: time.Now().Add(SetupTimeout)})
 	if err := st.WaitReady(); err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
 		}
 		return nil, err
 	}
-	statR.SetReadDeadline(time.Time{})
 	return st, nil
+}
+
+// fdReader reads a non-blocking descriptor, waiting in poll(2) for it
+// until deadline.
+type fdReader struct {
+	fd       int
+	deadline time.Time
+}
+
+func (r *fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		default:
+			return n, nil
+		}
+		left := time.Until(r.deadline)
+		if left <= 0 {
+			return 0, os.ErrDeadlineExceeded
+		}
+		ms := int(min(left.Milliseconds()+1, math.MaxInt32))
+		if _, err := unix.Poll([]unix.PollFd{{Fd: int32(r.fd), Events: unix.POLLIN}}, ms); err != nil && err != unix.EINTR {
+			return 0, err
+		}
+	}
 }
 
 // pipes makes the cell's five pipes, stdin, stdout, stderr, config and
 // status, keeps this process's ends and returns the init's, in that order.
-func (c *Cell) pipes() (theirs []*os.File, err error) {
+func (c *Cell) pipes() (theirs []int, err error) {
 	for _, p := range []struct {
-		mine  **os.File
-		write bool // the init writes
-	}{{&c.stdin, false}, {&c.stdout, true}, {&c.stderr, true}, {&c.config, false}, {&c.statR, true}} {
-		mine, their, err := pipe(!p.write)
+		mine     *int
+		write    bool // the init writes
+		blocking bool // this process's end
+	}{{&c.stdin, false, false}, {&c.stdout, true, false}, {&c.stderr, true, false}, {&c.config, false, true}, {&c.statR, true, false}} {
+		mine, their, err := pipe(!p.write, !p.blocking)
 		if err != nil {
 			return theirs, fmt.Errorf("sandbox pipes: %w", err)
 		}
@@ -158,46 +194,53 @@ func (c *Cell) pipes() (theirs []*os.File, err error) {
 // taskFiles opens the cgroup.procs files procs and clones the mounts of
 // trees (open_tree) for an init, in that order. On an error it returns
 // what it opened, for the caller to close with the rest.
-func taskFiles(procs, trees []string) (files []*os.File, err error) {
+func taskFiles(procs, trees []string) (fds []int, err error) {
 	for _, p := range procs {
-		// Not through os.OpenFile: no poller for a file only passed on.
 		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return files, fmt.Errorf("enter cgroup: %s: %w", p, err)
+			return fds, fmt.Errorf("enter cgroup: %s: %w", p, err)
 		}
-		files = append(files, os.NewFile(uintptr(fd), p))
+		fds = append(fds, fd)
 	}
 	for _, p := range trees {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
-			return files, fmt.Errorf("clone the mount of %s: %w", p, err)
+			return fds, fmt.Errorf("clone the mount of %s: %w", p, err)
 		}
-		files = append(files, os.NewFile(uintptr(fd), p))
+		fds = append(fds, fd)
 	}
-	return files, nil
+	return fds, nil
 }
 
 // pipe makes a pipe and returns this process's end of it, the write end
-// when mineWrites, and the other end, for the init. Only this process's
-// end is non-blocking and registered with the runtime's poller; the init's
-// end stays a plain blocking file that the poller never sees, since this
-// process only passes it on and closes it (os.Pipe would register both,
-// and Fd would make the init's end blocking again).
-func pipe(mineWrites bool) (mine, theirs *os.File, err error) {
+// when mineWrites, non-blocking when nonblock, and the other end, for the
+// init, blocking. Both are plain descriptors: this process only passes
+// the init's on, and waits on its own in poll(2).
+func pipe(mineWrites, nonblock bool) (mine, theirs int, err error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return nil, nil, err
+		return -1, -1, err
 	}
 	m, t := p[0], p[1]
 	if mineWrites {
 		m, t = t, m
 	}
-	if err := unix.SetNonblock(m, true); err != nil {
-		unix.Close(m)
-		unix.Close(t)
-		return nil, nil, err
+	if nonblock {
+		if err := unix.SetNonblock(m, true); err != nil {
+			unix.Close(m)
+			unix.Close(t)
+			return -1, -1, err
+		}
 	}
-	return os.NewFile(uintptr(m), "|sandbox"), os.NewFile(uintptr(t), "|init"), nil
+	return m, t, nil
+}
+
+// closeFD closes *fd unless it is closed already (-1), and marks it so.
+func closeFD(fd *int) {
+	if *fd >= 0 {
+		unix.Close(*fd)
+		*fd = -1
+	}
 }
 
 // kill kills the shell, and with it every process of the cell.
@@ -209,12 +252,8 @@ func (c *Cell) kill() { c.shell.kill() }
 // shell cleans up as after any task.
 func (c *Cell) Close() error {
 	if !c.reaped {
-		for _, f := range []**os.File{&c.config, &c.stdin} {
-			if *f != nil {
-				(*f).Close()
-				*f = nil
-			}
-		}
+		closeFD(&c.config)
+		closeFD(&c.stdin)
 	}
 	err := c.waitExit()
 	if c.clean {
@@ -228,10 +267,8 @@ func (c *Cell) Close() error {
 
 // close closes the cell's files.
 func (c *Cell) close() {
-	for _, f := range []*os.File{c.config, c.stdin, c.stdout, c.stderr, c.statR} {
-		if f != nil {
-			f.Close()
-		}
+	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR} {
+		closeFD(fd)
 	}
 }
 
@@ -295,9 +332,8 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 
 	// The config's EOF releases the task; its wall clock runs from then.
 	start := time.Now()
-	_, werr := c.config.Write(t.Spec.Encode())
-	c.config.Close()
-	c.config = nil
+	werr := writeAll(c.config, t.Spec.Encode())
+	closeFD(&c.config)
 	var timer *time.Timer
 	if t.WallTimeout > 0 {
 		timer = time.AfterFunc(t.WallTimeout, func() { k.killFor(killTimeout) })
@@ -502,14 +538,19 @@ func (c *collector) fill(fd int) (eof bool) {
 	}
 }
 
-// rawFD returns the descriptor of f without making it blocking, as
-// File.Fd would: f stays as the runtime's poller has it.
-func rawFD(f *os.File) int {
-	fd := -1
-	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(u uintptr) { fd = int(u) })
+// writeAll writes b to fd, a blocking descriptor.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
 	}
-	return fd
+	return nil
 }
 
 // pump moves a released task's streams in the calling goroutine until
@@ -527,16 +568,15 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 		iIn
 	)
 	fds := []unix.PollFd{
-		iOut:    {Fd: int32(rawFD(c.stdout)), Events: unix.POLLIN},
-		iErr:    {Fd: int32(rawFD(c.stderr)), Events: unix.POLLIN},
-		iStatus: {Fd: int32(rawFD(c.statR)), Events: unix.POLLIN},
+		iOut:    {Fd: int32(c.stdout), Events: unix.POLLIN},
+		iErr:    {Fd: int32(c.stderr), Events: unix.POLLIN},
+		iStatus: {Fd: int32(c.statR), Events: unix.POLLIN},
 		iIn:     {Fd: -1},
 	}
 	if len(stdin) > 0 {
-		fds[iIn] = unix.PollFd{Fd: int32(rawFD(c.stdin)), Events: unix.POLLOUT}
+		fds[iIn] = unix.PollFd{Fd: int32(c.stdin), Events: unix.POLLOUT}
 	} else {
-		c.stdin.Close()
-		c.stdin = nil
+		closeFD(&c.stdin)
 	}
 	sc := &collector{}
 	sinks := [...]*collector{iOut: out, iErr: errs, iStatus: sc}
@@ -560,8 +600,7 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 			p.Revents = 0
 			if i == iIn {
 				if stdin = writeSome(int(p.Fd), stdin); len(stdin) == 0 {
-					c.stdin.Close()
-					c.stdin = nil
+					closeFD(&c.stdin)
 					p.Fd = -1
 				}
 				continue

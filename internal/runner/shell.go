@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -91,11 +90,12 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	s.ctl = os.NewFile(uintptr(pair[0]), "shell")
 	theirCtl := os.NewFile(uintptr(pair[1]), "shell")
 	defer theirCtl.Close()
-	statR, statW, err := pipe(false)
+	statR, w, err := pipe(false, true)
 	if err != nil {
 		return nil, fmt.Errorf("shell status pipe: %w", err)
 	}
-	defer statR.Close()
+	defer unix.Close(statR)
+	statW := os.NewFile(uintptr(w), "|init")
 	defer statW.Close()
 	null, err := os.Open(os.DevNull)
 	if err != nil {
@@ -137,11 +137,11 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if s.tasks++; s.tasks > 1 {
 		netCounts.reused.Add(1) // the shell's namespace, for another task
 	}
-	cell := &Cell{shell: s}
-	var theirs []*os.File
+	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1}
+	var theirs []int
 	defer func() {
-		for _, f := range theirs {
-			f.Close()
+		for _, fd := range theirs {
+			unix.Close(fd)
 		}
 		if err != nil {
 			// The shell may hold half a task: it goes, and the caller
@@ -166,19 +166,14 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if len(theirs) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for a task, at most %d", len(theirs), initproc.SpawnMaxFDs)
 	}
-	fds := make([]int, len(theirs))
-	for i, f := range theirs {
-		fds[i] = int(f.Fd())
-	}
-	if err := unix.Sendmsg(int(s.ctl.Fd()), msg.Encode(), unix.UnixRights(fds...), nil, 0); err != nil {
+	if err := unix.Sendmsg(int(s.ctl.Fd()), msg.Encode(), unix.UnixRights(theirs...), nil, 0); err != nil {
 		return nil, fmt.Errorf("send a task to the shell: %w", err)
 	}
-	runtime.KeepAlive(theirs)
 	if _, err := s.ctl.Write(frame); err != nil {
 		return nil, fmt.Errorf("send a task to the shell: %w", err)
 	}
-	for _, f := range theirs {
-		f.Close()
+	for _, fd := range theirs {
+		unix.Close(fd)
 	}
 	theirs = nil
 
