@@ -508,9 +508,13 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 	if err != nil {
 		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
+	procs, err := stats.OpenProcs()
+	if err != nil {
+		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+	}
 	filter := rq.h.early[profile]
 	c, err := sh.Cell(ctx, &runner.ShellTask{
-		CgroupProcs: tg.ProcsFiles(),
+		CgroupProcs: procs,
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
 		Filter:      filter,

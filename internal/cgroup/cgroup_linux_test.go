@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // These tests drive the real kernel: they need root and skip without it.
@@ -356,7 +358,19 @@ func TestAddProc(t *testing.T) {
 	if err := g.AddProc(cmd.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
+	expectIn(t, g, cmd.Process.Pid)
+	if got := procs(t, g); len(got) != 1 || got[0] != cmd.Process.Pid {
+		t.Errorf("cgroup.procs = %v, want [%d]", got, cmd.Process.Pid)
+	}
+	if err := g.AddProc(1 << 30); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("AddProc of no process: %v, want ESRCH", err)
+	}
+}
+
+// expectIn checks that process pid is in g in every controller.
+func expectIn(t *testing.T, g *Group, pid int) {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/cgroup", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,20 +379,77 @@ func TestAddProc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range h.ctrls {
+	for i, c := range g.h.ctrls {
 		got := v2
-		if h.Version() == V1 {
+		if g.h.Version() == V1 {
 			got = v1[c.name]
 		}
 		if got != g.rels[i] {
 			t.Errorf("controller %q: process in %q, want %q", c.name, got, g.rels[i])
 		}
 	}
-	if got := procs(t, g); len(got) != 1 || got[0] != cmd.Process.Pid {
-		t.Errorf("cgroup.procs = %v, want [%d]", got, cmd.Process.Pid)
+}
+
+// TestOpenProcs: the cgroup.procs files a StatsReader opens move a process
+// into the group in every controller, its own directories and, on v1,
+// those it shares with a CPUShare's group.
+func TestOpenProcs(t *testing.T) {
+	h := hierarchy(t)
+	svc := service(t, h)
+	readers := map[string]func() (*Group, *StatsReader, error){
+		"own": func() (*Group, *StatsReader, error) {
+			g := child(t, svc, "task-own")
+			r, err := g.OpenStats()
+			return g, r, err
+		},
 	}
-	if err := g.AddProc(1 << 30); !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("AddProc of no process: %v, want ESRCH", err)
+	if h.Version() == V1 {
+		readers["shared"] = func() (*Group, *StatsReader, error) {
+			keep := child(t, svc, "shell")
+			share, err := keep.ShareCPU(Limits{CPUQuota: 50000, CPUPeriod: 100000})
+			if err != nil {
+				return nil, nil, err
+			}
+			t.Cleanup(share.Close)
+			g, err := svc.ChildSharing("task-shared", keep, "cpu", "cpuacct")
+			if err != nil {
+				return nil, nil, err
+			}
+			t.Cleanup(func() { g.Remove() })
+			r, err := g.OpenStatsShared(share)
+			return g, r, err
+		}
+	}
+	for name, open := range readers {
+		t.Run(name, func(t *testing.T) {
+			g, r, err := open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			fds, err := r.OpenProcs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fds) != len(g.uniq()) {
+				t.Errorf("%d cgroup.procs files for %d directories", len(fds), len(g.uniq()))
+			}
+			cmd := exec.Command("sleep", "100")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				cmd.Process.Kill()
+				cmd.Wait()
+			}()
+			for _, fd := range fds {
+				if _, err := unix.Write(fd, []byte(strconv.Itoa(cmd.Process.Pid))); err != nil {
+					t.Errorf("write cgroup.procs: %v", err)
+				}
+				unix.Close(fd)
+			}
+			expectIn(t, g, cmd.Process.Pid)
+		})
 	}
 }
 

@@ -256,16 +256,6 @@ func (g *Group) AddProc(pid int) error {
 	return nil
 }
 
-// ProcsFiles returns the group's cgroup.procs files, one per distinct
-// directory: writing a pid to each moves the process into the group.
-func (g *Group) ProcsFiles() []string {
-	var out []string
-	for _, d := range g.uniq() {
-		out = append(out, filepath.Join(d, "cgroup.procs"))
-	}
-	return out
-}
-
 // OpenFD opens the v2 group directory O_PATH|O_DIRECTORY|O_CLOEXEC, for
 // clone3's CLONE_INTO_CGROUP (syscall.SysProcAttr's UseCgroupFD and
 // CgroupFD). The caller closes it. On v1 it returns an error wrapping

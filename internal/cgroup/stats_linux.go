@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"math/bits"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // Stats reads the group's statistics (see [Stats] for the files). It is an
@@ -111,6 +113,26 @@ func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
 		}
 	}
 	return r, nil
+}
+
+// OpenProcs opens for writing the cgroup.procs file of each of the
+// group's distinct directories (one on v2, one per hierarchy on v1),
+// relative to the directories the reader holds open, so no path is
+// walked again: a process that writes "0" to each moves itself into the
+// group. The caller closes them.
+func (r *StatsReader) OpenProcs() ([]int, error) {
+	var fds []int
+	for _, p := range r.g.uniq() {
+		fd, err := unix.Openat(r.dirs[p].fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return nil, fmt.Errorf("cgroup: open %s: %w", filepath.Join(p, "cgroup.procs"), err)
+		}
+		fds = append(fds, fd)
+	}
+	return fds, nil
 }
 
 // Stats reads the group's statistics.

@@ -191,17 +191,9 @@ func (c *Cell) pipes() (theirs []int, err error) {
 	return theirs, nil
 }
 
-// taskFiles opens the cgroup.procs files procs and clones the mounts of
-// trees (open_tree) for an init, in that order. On an error it returns
-// what it opened, for the caller to close with the rest.
-func taskFiles(procs, trees []string) (fds []int, err error) {
-	for _, p := range procs {
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fds, fmt.Errorf("enter cgroup: %s: %w", p, err)
-		}
-		fds = append(fds, fd)
-	}
+// openTrees clones the mounts of trees (open_tree) for an init. On an
+// error it returns what it opened, for the caller to close with the rest.
+func openTrees(trees []string) (fds []int, err error) {
 	for _, p := range trees {
 		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {

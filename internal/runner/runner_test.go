@@ -120,8 +120,12 @@ func TestBuildJoinFailure(t *testing.T) {
 	requireRoot(t)
 	s := testShell(t)
 	task := shellTask(t)
-	task.CgroupProcs = []string{"/dev/full"}
-	_, err := s.Cell(context.Background(), task)
+	full, err := unix.Open("/dev/full", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.CgroupProcs = []int{full}
+	_, err = s.Cell(context.Background(), task)
 	if err == nil || !strings.Contains(err.Error(), "join the task's cgroup") || !strings.Contains(strings.ToLower(err.Error()), unix.ENOSPC.Error()) {
 		t.Fatalf("Cell: %v, want the cgroup join failing with %q", err, unix.ENOSPC.Error())
 	}

@@ -48,10 +48,11 @@ type ShellConfig struct {
 // ShellTask is what one task of a shell has of its own.
 type ShellTask struct {
 	// CgroupProcs are the cgroup.procs files of the task's cgroup (one on
-	// v2, one per hierarchy on v1): the task process moves itself into
-	// each before it drops its privileges. The init stays out, so the
-	// group counts the task alone.
-	CgroupProcs []string
+	// v2, one per hierarchy on v1), open for writing: the task process
+	// moves itself into each before it drops its privileges. The init
+	// stays out, so the group counts the task alone. Cell takes them: it
+	// closes them, whether it succeeds or not.
+	CgroupProcs []int
 	// Trees are the host directories whose mounts the task's attach
 	// operations take, in the order of their numbers (see
 	// mount.WorkspaceTree): each is cloned (open_tree) and handed to the
@@ -131,6 +132,9 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 // cell's Close.
 func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if s.busy || s.dead.Load() {
+		for _, fd := range t.CgroupProcs {
+			unix.Close(fd)
+		}
 		return nil, errors.New("sandbox shell: busy or gone")
 	}
 	s.busy = true
@@ -151,11 +155,13 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 			cell.close()
 		}
 	}()
-	if theirs, err = cell.pipes(); err != nil {
+	theirs, err = cell.pipes()
+	theirs = append(theirs, t.CgroupProcs...)
+	if err != nil {
 		return nil, err
 	}
-	own, err := taskFiles(t.CgroupProcs, t.Trees)
-	theirs = append(theirs, own...)
+	trees, err := openTrees(t.Trees)
+	theirs = append(theirs, trees...)
 	if err != nil {
 		return nil, err
 	}
