@@ -696,10 +696,6 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
 	profile := t.profile(cfg.DefaultProfile)
-	filter, err := seccomp.Program(string(profile))
-	if err != nil {
-		return Result{}, err
-	}
 	dir := t.WorkingDir
 	if dir == "" {
 		dir = "/svc"
@@ -708,9 +704,6 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if c.early == profile {
-		filter = nil // installed already
-	}
 	// The cell goes off the critical path: the task's mounts are undone,
 	// its shell given back and its cgroup removed after the result is out.
 	defer rq.h.background(func() {
@@ -718,6 +711,12 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 			rq.h.cfg.Logger.Error("task cleanup", "err", err)
 		}
 	})
+	var filter []byte // none if installed already
+	if c.early != profile {
+		if filter, err = seccomp.Program(string(profile)); err != nil {
+			return Result{}, err
+		}
+	}
 	rt := &runner.Task{
 		Spec: initproc.TaskSpec{
 			Dir:    dir,

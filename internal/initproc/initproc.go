@@ -231,7 +231,15 @@ type Status struct {
 }
 
 // NewStatus reads status lines from r.
-func NewStatus(r io.Reader) *Status { return &Status{sc: bufio.NewScanner(r)} }
+func NewStatus(r io.Reader) *Status { return &Status{sc: lineScanner(r)} }
+
+// lineScanner returns a scanner of r's lines whose buffer starts small:
+// status lines are short, and a stream has a few.
+func lineScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 256), bufio.MaxScanTokenSize)
+	return sc
+}
 
 // WaitReady reads until the task process is ready ('R'). It is an error if
 // the stream ends first or the init reports a setup failure.
@@ -263,7 +271,7 @@ func (s *Status) Finish() (Report, error) {
 // nothing read ahead when WaitReady returns.
 func (s *Status) FinishFrom(rest []byte) (Report, error) {
 	if s.err == nil {
-		s.sc = bufio.NewScanner(bytes.NewReader(rest))
+		s.sc = lineScanner(bytes.NewReader(rest))
 	}
 	return s.Finish()
 }

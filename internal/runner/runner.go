@@ -444,7 +444,8 @@ func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []b
 // stream's limit and its budget (see collect).
 //
 // Reads go straight into out's spare room: no buffer to copy from. The
-// room starts small, since most tasks write little or nothing, and then
+// room starts in the collector itself, since most tasks write little or
+// nothing (and a stream's end is a read too), then is allocated and
 // doubles (up to the limit), so a large output is copied about once in
 // all as it grows, and allocated as few times: each allocation brings the
 // garbage collector closer. What comes past the limit is drained through
@@ -454,6 +455,7 @@ type collector struct {
 	budget    *Budget
 	exceeded  func()
 	out       []byte
+	first     [128]byte // out's first room
 	scratch   []byte
 	truncated bool
 }
@@ -469,6 +471,12 @@ func (c *collector) room() []byte {
 			c.scratch = make([]byte, collectChunk)
 		}
 		return c.scratch
+	case cap(out) == 0:
+		n := int64(len(c.first))
+		if c.limit > 0 {
+			n = min(n, c.limit)
+		}
+		c.out = c.first[:0:n]
 	case len(out) == cap(out):
 		grow := max(collectFirst, len(out))
 		if c.limit > 0 {

@@ -181,6 +181,14 @@ func TestCollect(t *testing.T) {
 		{"far past", big, 1000, 0, 1000, true},
 		{"budget first", big, big, 5000, 5000, true},
 		{"limit first", big, 4000, 5000, 4000, true},
+		// Around the collector's own first room (128 bytes).
+		{"small", 5, 0, 0, 5, false},
+		{"first room full", 128, 0, 0, 128, false},
+		{"past first room", 129, 0, 0, 129, false},
+		{"limit in first room", big, 10, 0, 10, true},
+		{"limit is first room", 128, 128, 0, 128, false},
+		{"one past first room's limit", 129, 128, 0, 128, true},
+		{"budget in first room", big, 0, 7, 7, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := data
