@@ -660,9 +660,11 @@ static char *shell_recv(size_t *len)
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	// Without MSG_CMSG_CLOEXEC: fds 0-2 go through the task's execve, and
+	// the init itself never executes anything.
 	ssize_t n;
 	do
-		n = recvmsg(ctl, &msg, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+		n = recvmsg(ctl, &msg, MSG_WAITALL);
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return NULL;
@@ -673,14 +675,23 @@ static char *shell_recv(size_t *len)
 		errno = EINVAL;
 		die("shell: bad task message", NULL);
 	}
-	// Into place, through fds above the range so none is overwritten.
-	int tmp[SVC_SPAWN_MAX_FDS];
+	// The kernel gives received fds the lowest free numbers, in order,
+	// and the last task left 0-31 free: they are in place already, but
+	// for a reason not foreseen here.
+	int in_place = 1;
 	for (int i = 0; i < nfds; i++)
-		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0 || close(fds[i]) < 0)
-			die("shell: task fds", NULL);
-	for (int i = 0; i < nfds; i++)
-		if (dup3(tmp[i], i, 0) < 0 || close(tmp[i]) < 0)
-			die("shell: task fds", NULL);
+		in_place = in_place && fds[i] == i;
+	if (!in_place) {
+		// Into place, through fds above the range so none is
+		// overwritten.
+		int tmp[SVC_SPAWN_MAX_FDS];
+		for (int i = 0; i < nfds; i++)
+			if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 64)) < 0 || close(fds[i]) < 0)
+				die("shell: task fds", NULL);
+		for (int i = 0; i < nfds; i++)
+			if (dup3(tmp[i], i, 0) < 0 || close(tmp[i]) < 0)
+				die("shell: task fds", NULL);
+	}
 	ncgroup = t.nprocs;
 	ntree = t.ntrees;
 	char *buf = malloc(t.framelen + 1);
