@@ -54,7 +54,7 @@ type host struct {
 
 	// early are the seccomp programs of the profiles whose tasks can have
 	// theirs installed before they are released (initproc.PreExecCalls).
-	early map[Profile][]byte
+	early map[Profile]earlyFilter
 	// lastFirst is the profile of the last request's first task, and
 	// firstRun how many requests in a row had it, up to guessRun (see
 	// expected).
@@ -204,11 +204,24 @@ func (h *host) expected() Profile {
 	return h.lastFirst
 }
 
+// earlyFilter is the program a task process of a profile installs before
+// its release.
+type earlyFilter struct {
+	prog []byte
+	// watched: prog is the profile's watched form, which tells of every
+	// socket the task makes (seccomp.Watched), so that the network
+	// namespace of a task that made none is given back unread.
+	watched bool
+}
+
 // earlyFilters returns the seccomp programs of the profiles that allow
 // what a task process does before its execve (initproc.PreExecCalls):
-// their tasks' filters can be installed before they are released.
-func earlyFilters() (map[Profile][]byte, error) {
-	m := make(map[Profile][]byte)
+// their tasks' filters can be installed before they are released. Those
+// of profiles that let tasks make sockets are watched where the kernel
+// can pass the listener (watchable).
+func earlyFilters() (map[Profile]earlyFilter, error) {
+	watch := watchable()
+	m := make(map[Profile]earlyFilter)
 	for _, name := range seccomp.Names() {
 		p, err := seccomp.Lookup(name)
 		if err != nil {
@@ -217,11 +230,37 @@ func earlyFilters() (map[Profile][]byte, error) {
 		if !p.AllowsAlways(initproc.PreExecCalls...) {
 			continue
 		}
-		if m[Profile(name)], err = seccomp.Program(name); err != nil {
+		f := earlyFilter{watched: watch && !p.RefusesSockets()}
+		if f.watched {
+			f.prog, err = seccomp.WatchedProgram(name)
+		} else {
+			f.prog, err = seccomp.Program(name)
+		}
+		if err != nil {
 			return nil, err
 		}
+		m[Profile(name)] = f
 	}
 	return m, nil
+}
+
+// watchable reports whether this kernel gives a socket's reader the
+// pidfd of the writer (SO_PASSPIDFD, Linux 6.5), through which a task
+// process's filter listener is taken, and libseccomp builds a filter that
+// notifies. Without, a task that could make sockets has its network
+// namespace read after it.
+func watchable() bool {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(pair[0])
+	defer unix.Close(pair[1])
+	if unix.SetsockoptInt(pair[0], unix.SOL_SOCKET, unix.SO_PASSPIDFD, 1) != nil {
+		return false
+	}
+	_, err = seccomp.WatchedProgram(seccomp.CompileV2)
+	return err == nil
 }
 
 // sweep removes the leftovers of a crashed instance with this state dir:
@@ -517,13 +556,14 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		CgroupProcs: procs,
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
-		Filter:      filter,
+		Filter:      filter.prog,
+		Watched:     filter.watched,
 	})
 	if err != nil {
 		return nil, errors.Join(err, sh.close())
 	}
 	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
-	if filter != nil {
+	if filter.prog != nil {
 		cl.early = profile
 	}
 	return cl, nil

@@ -376,13 +376,16 @@ static char *read_frame(int fd, size_t *len)
 }
 
 // install_filter sets no_new_privs and installs the seccomp program prog
-// in the task process.
-static void install_filter(const struct sock_fprog *prog)
+// in the task process. A watched program comes with a listener
+// (SECCOMP_FILTER_FLAG_NEW_LISTENER), whose fd it returns; -1 otherwise.
+static int install_filter(const struct sock_fprog *prog, int watched)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die("no_new_privs", NULL);
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) < 0)
+	long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, watched ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, prog);
+	if (rc < 0)
 		die("seccomp", NULL);
+	return watched ? (int)rc : -1;
 }
 
 // early_filter is the task's seccomp program when its shell task brought
@@ -391,6 +394,13 @@ static void install_filter(const struct sock_fprog *prog)
 // on it makes only the calls initproc.PreExecCalls lists until its
 // execve, which the parent checked the program allows.
 static struct sock_fprog early_filter;
+
+// early_watched: the early filter notifies (a SVC_REC_WATCHED record):
+// the task process installs it with a listener, whose fd number its ready
+// line gives. The parent takes the listener from it (pidfd_getfd) before
+// the release, after which the task process closes its own: no program
+// of the task ever holds it.
+static int early_watched;
 
 // exec_task runs in the task process once it is released: the working
 // directory, no_new_privs, then the seccomp filter and execve. Nothing runs
@@ -405,7 +415,7 @@ exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct soc
 		_exit(SVC_EXIT_SETUP_FAILED);
 	}
 	if (prog->len > 0)
-		install_filter(prog);
+		install_filter(prog, 0);
 	else if (early_filter.len == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die("no_new_privs", NULL);
 
@@ -499,13 +509,19 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(SVC_FD_CONFIG, F_SETFD, FD_CLOEXEC) < 0)
 		die("fd flags", NULL);
 	close_from(status_fd + 1);
+	int listener = -1;
 	if (early_filter.len > 0)
-		install_filter(&early_filter);
-	report(SVC_REC_READY, "");
+		listener = install_filter(&early_filter, early_watched);
+	if (listener >= 0)
+		report(SVC_REC_READY, "%d", listener);
+	else
+		report(SVC_REC_READY, "");
 
 	size_t len;
 	char *buf = read_all(SVC_FD_CONFIG, &len);
 	close(SVC_FD_CONFIG);
+	if (listener >= 0)
+		close(listener); // the parent has its own by now
 	struct rec *recs;
 	int nrec = parse(buf, len, &recs, 1), nargv = 0, nenv = 0;
 	for (int i = 0; i < nrec; i++) {
@@ -753,14 +769,17 @@ static int shell_main(void)
 		struct rec *trecs;
 		int ntrec = parse(tbuf, len, &trecs, 0);
 		early_filter = (struct sock_fprog){0};
+		early_watched = 0;
 		for (int i = 0; i < ntrec; i++) {
-			if (trecs[i].tag == SVC_REC_MOUNT)
+			if (trecs[i].tag == SVC_REC_MOUNT) {
 				apply_mount(&trecs[i]);
-			else if (trecs[i].tag == SVC_REC_FILTER)
+			} else if (trecs[i].tag == SVC_REC_FILTER || trecs[i].tag == SVC_REC_WATCHED) {
 				early_filter = (struct sock_fprog){
 					.len = trecs[i].len / sizeof(struct sock_filter),
 					.filter = (struct sock_filter *)trecs[i].data,
 				};
+				early_watched = trecs[i].tag == SVC_REC_WATCHED;
+			}
 		}
 		for (int i = 0; i < ntree; i++)
 			close(tree_fd(i));

@@ -172,13 +172,21 @@ func (b *records) mounts(plan mount.Plan) {
 }
 
 // EncodeTaskFrame returns the frame of a shell's task (struct svc_task's
-// framelen bytes): the mount records of plan and, if filter is not empty, the seccomp program the task
-// process installs before it says it is ready. The program must allow
-// the calls of PreExecCalls, the task process's until its execve.
-func EncodeTaskFrame(plan mount.Plan, filter []byte) []byte {
+// framelen bytes): the mount records of plan and, if filter is not empty,
+// the seccomp program the task process installs before it says it is
+// ready. The program must allow the calls of PreExecCalls, the task
+// process's until its execve. A watched program (seccomp.WatchedProgram)
+// is installed with a listener, whose fd number in the task process the
+// ready line gives (Report.Listener): take it with pidfd_getfd before the
+// release, after which the task process closes its own.
+func EncodeTaskFrame(plan mount.Plan, filter []byte, watched bool) []byte {
 	var b records
 	b.mounts(plan)
-	b.filter(filter)
+	tag := byte(C.SVC_REC_FILTER)
+	if watched {
+		tag = C.SVC_REC_WATCHED
+	}
+	b.filter(tag, filter)
 	return b
 }
 
@@ -191,9 +199,9 @@ func EncodeTaskFrame(plan mount.Plan, filter []byte) []byte {
 var PreExecCalls = []string{"read", "close", "mmap", "munmap", "chdir", "execve", "write", "exit_group"}
 
 // filter appends the record of a seccomp program, if any.
-func (b *records) filter(prog []byte) {
+func (b *records) filter(tag byte, prog []byte) {
 	if len(prog) > 0 {
-		*b = append(*b, C.SVC_REC_FILTER)
+		*b = append(*b, tag)
 		*b = binary.LittleEndian.AppendUint32(*b, uint32(len(prog)))
 		*b = append(*b, prog...)
 	}
@@ -210,14 +218,17 @@ func (s *TaskSpec) Encode() []byte {
 	for _, e := range s.Env {
 		b.rec(C.SVC_REC_ENV, e)
 	}
-	b.filter(s.Filter)
+	b.filter(C.SVC_REC_FILTER, s.Filter)
 	return b
 }
 
 // Report is what the init and the task said about one task.
 type Report struct {
-	SetupError   string             // 'F': the sandbox could not be built
-	Ready        bool               // 'R': the task process waited for its command
+	SetupError string // 'F': the sandbox could not be built
+	Ready      bool   // 'R': the task process waited for its command
+	// Listener is the fd, in the task process, of its watched filter's
+	// listener ('R' with a number); -1 for none.
+	Listener     int
 	WorkdirError string             // 'W': the working directory failed
 	Exited       bool               // 'X': the task ended by itself
 	Status       syscall.WaitStatus // valid when Exited
@@ -265,6 +276,15 @@ func (s *Status) Finish() (Report, error) {
 	return s.rep, s.err
 }
 
+// Listener returns the fd, in the task process, of its watched filter's
+// listener, as its ready line gave it; -1 for none.
+func (s *Status) Listener() int {
+	if !s.rep.Ready {
+		return -1
+	}
+	return s.rep.Listener
+}
+
 // FinishFrom is Finish for the rest of the lines, up to EOF, read from
 // the stream by other means: rest. It is for the lines a task's release
 // brings: nothing follows the ready line until then, so the reader holds
@@ -295,6 +315,15 @@ func (s *Status) next() bool {
 		s.rep.SetupError = text
 	case C.SVC_REC_READY:
 		s.rep.Ready = true
+		s.rep.Listener = -1
+		if text != "" {
+			n, err := strconv.Atoi(text)
+			if err != nil || n < 0 {
+				s.err = fmt.Errorf("init status: malformed ready line %q", line)
+				return false
+			}
+			s.rep.Listener = n
+		}
 	case C.SVC_REC_WORKDIR:
 		s.rep.WorkdirError = text
 	case C.SVC_REC_EXIT:

@@ -74,6 +74,7 @@ struct svc_spawn_reply {
 #define SVC_REC_IDS 'i'      // uid, gid of the task inside the user namespace
 #define SVC_REC_RLIMIT 'r'   // resource, soft, hard
 #define SVC_REC_FILTER 'f'   // seccomp program: struct sock_filter[]
+#define SVC_REC_WATCHED 'n'  // seccomp program that notifies: installed with a listener
 
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"

@@ -12,6 +12,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,12 @@ type Cell struct {
 	// (non-blocking) feeds it; stdout, stderr and statR (non-blocking)
 	// carry its output and the init's status lines.
 	config, stdin, stdout, stderr, statR int
+	// notify is the listener of the task's watched filter, -1 for none:
+	// it tells of every socket the task's processes make, so a task that
+	// made none needs no look at its network namespace.
+	notify int
+	// sawSocket: a process of the task called socket or socketpair.
+	sawSocket bool
 
 	status *initproc.Status
 	used   bool
@@ -130,28 +137,46 @@ type Cell struct {
 // returns the reader of the lines that follow. Cancelling ctx meanwhile
 // calls kill.
 func waitReady(ctx context.Context, statR int, kill func()) (*initproc.Status, error) {
+	st, _, err := waitReadyFrom(ctx, &fdReader{fd: statR, pidfd: -1}, kill)
+	return st, err
+}
+
+// waitReadyFrom is waitReady on r; it returns as well the pidfd of the
+// writer of the ready line when r takes them (a socket with SO_PASSPIDFD;
+// -1 otherwise), for the caller to close.
+func waitReadyFrom(ctx context.Context, r *fdReader, kill func()) (*initproc.Status, int, error) {
 	stop := context.AfterFunc(ctx, kill)
 	defer stop()
-	st := initproc.NewStatus(&fdReader{fd: statR, deadline: time.Now().Add(SetupTimeout)})
-	if err := st.WaitReady(); err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+	r.deadline = time.Now().Add(SetupTimeout)
+	st := initproc.NewStatus(r)
+	err := st.WaitReady()
+	pidfd := r.pidfd
+	r.pidfd = -1
+	if err != nil {
+		if pidfd >= 0 {
+			unix.Close(pidfd)
 		}
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, -1, context.Cause(ctx)
+		}
+		return nil, -1, err
 	}
-	return st, nil
+	return st, pidfd, nil
 }
 
 // fdReader reads a non-blocking descriptor, waiting in poll(2) for it
-// until deadline.
+// until deadline. With pidfds set, fd is a unix socket with SO_PASSPIDFD
+// and pidfd is that of the writer of the last bytes read (-1 before any).
 type fdReader struct {
 	fd       int
 	deadline time.Time
+	pidfds   bool
+	pidfd    int
 }
 
 func (r *fdReader) Read(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(r.fd, p)
+		n, err := r.read(p)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -174,19 +199,67 @@ func (r *fdReader) Read(p []byte) (int, error) {
 	}
 }
 
-// pipes makes the cell's five pipes, stdin, stdout, stderr, config and
-// status, keeps this process's ends and returns the init's, in that order.
-func (c *Cell) pipes() (theirs []int, err error) {
+// read reads once: with read(2), or with recvmsg(2) for the writer's
+// pidfd, which replaces the one kept.
+func (r *fdReader) read(p []byte) (int, error) {
+	if !r.pidfds {
+		return unix.Read(r.fd, p)
+	}
+	var oob [64]byte
+	n, oobn, _, _, err := unix.Recvmsg(r.fd, p, oob[:], unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return n, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return n, err
+	}
+	for _, m := range msgs {
+		if m.Header.Level != unix.SOL_SOCKET || m.Header.Type != unix.SCM_PIDFD || len(m.Data) < 4 {
+			continue
+		}
+		if r.pidfd >= 0 {
+			unix.Close(r.pidfd)
+		}
+		r.pidfd = int(int32(binary.NativeEndian.Uint32(m.Data)))
+	}
+	return n, nil
+}
+
+// pipes makes the cell's four pipes, stdin, stdout, stderr and config,
+// and its status socket, keeps this process's ends and returns the
+// init's, in that order. The status channel is a socket; for a watched
+// task its end here takes the writer's pidfd with what it reads
+// (SO_PASSPIDFD), for the listener of the filter (see Shell.Cell).
+func (c *Cell) pipes(watched bool) (theirs []int, err error) {
 	for _, p := range []struct {
 		mine     *int
 		write    bool // the init writes
 		blocking bool // this process's end
-	}{{&c.stdin, false, false}, {&c.stdout, true, false}, {&c.stderr, true, false}, {&c.config, false, true}, {&c.statR, true, false}} {
+	}{{&c.stdin, false, false}, {&c.stdout, true, false}, {&c.stderr, true, false}, {&c.config, false, true}} {
 		mine, their, err := pipe(!p.write, !p.blocking)
 		if err != nil {
 			return theirs, fmt.Errorf("sandbox pipes: %w", err)
 		}
 		*p.mine, theirs = mine, append(theirs, their)
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return theirs, fmt.Errorf("sandbox status socket: %w", err)
+	}
+	c.statR, theirs = pair[0], append(theirs, pair[1])
+	if err := unix.SetNonblock(c.statR, true); err != nil {
+		return theirs, fmt.Errorf("sandbox status socket: %w", err)
+	}
+	if watched {
+		if err := unix.SetsockoptInt(c.statR, unix.SOL_SOCKET, unix.SO_PASSPIDFD, 1); err != nil {
+			return theirs, fmt.Errorf("sandbox status socket: SO_PASSPIDFD: %w", err)
+		}
+	}
+	// The init's end writes only: shut its reading so nothing written
+	// here could ever wait there.
+	if err := unix.Shutdown(c.statR, unix.SHUT_WR); err != nil {
+		return theirs, fmt.Errorf("sandbox status socket: %w", err)
 	}
 	return theirs, nil
 }
@@ -259,7 +332,7 @@ func (c *Cell) Close() error {
 
 // close closes the cell's files.
 func (c *Cell) close() {
-	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR} {
+	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR, &c.notify} {
 		closeFD(fd)
 	}
 }
@@ -314,7 +387,6 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, errors.New("sandbox: cell already used")
 	}
 	c.used = true
-	c.netUsed = !t.NoSockets
 	r := &Result{}
 	k := &killer{kill: c.kill}
 
@@ -345,6 +417,8 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		stdin = unsafe.Slice(unsafe.StringData(t.Stdin), len(t.Stdin))
 	}
 	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs))
+	// A task under a watched filter told of every socket it made.
+	c.netUsed = !t.NoSockets && (c.notify < 0 || c.sawSocket)
 	xerr := c.waitExit()
 	end := time.Now()
 	if timer != nil {
@@ -566,12 +640,14 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 		iErr
 		iStatus
 		iIn
+		iNotify
 	)
 	fds := []unix.PollFd{
 		iOut:    {Fd: int32(c.stdout), Events: unix.POLLIN},
 		iErr:    {Fd: int32(c.stderr), Events: unix.POLLIN},
 		iStatus: {Fd: int32(c.statR), Events: unix.POLLIN},
 		iIn:     {Fd: -1},
+		iNotify: {Fd: int32(c.notify), Events: unix.POLLIN},
 	}
 	if len(stdin) > 0 {
 		fds[iIn] = unix.PollFd{Fd: int32(c.stdin), Events: unix.POLLOUT}
@@ -597,7 +673,14 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 			if p.Fd < 0 || p.Revents == 0 {
 				continue
 			}
+			revents := p.Revents
 			p.Revents = 0
+			if i == iNotify {
+				if !c.answer(revents) {
+					p.Fd = -1 // no process left with the filter
+				}
+				continue
+			}
 			if i == iIn {
 				if stdin = writeSome(int(p.Fd), stdin); len(stdin) == 0 {
 					closeFD(&c.stdin)
@@ -612,6 +695,43 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 		}
 	}
 	return sc.out
+}
+
+// answer serves the listener of the task's watched filter, which poll
+// found with revents: a notification is a process of the task in socket
+// or socketpair, which it lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE:
+// the filter has decided the call already, from its arguments alone) and
+// records. It returns false once no process has the filter any more.
+func (c *Cell) answer(revents int16) bool {
+	if revents&unix.POLLIN != 0 {
+		// struct seccomp_notif (80 bytes), zeroed as the kernel wants,
+		// and struct seccomp_notif_resp (24 bytes).
+		var req [80]byte
+		if err := ioctlPtr(c.notify, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err == nil {
+			c.sawSocket = true
+			var resp [24]byte
+			copy(resp[0:8], req[0:8]) // id
+			binary.NativeEndian.PutUint32(resp[20:], unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+			// ENOENT: the process is gone, and its call with it.
+			ioctlPtr(c.notify, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		} else if err != unix.ENOENT && err != unix.EINTR {
+			// Nothing more can be served: the task's socket calls
+			// would wait forever. It ends, its namespace read.
+			c.sawSocket = true
+			c.kill()
+			return false
+		}
+	}
+	return revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) == 0
+}
+
+// ioctlPtr is ioctl(2) with a pointer argument.
+func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // writeSome writes b to fd, a non-blocking pipe, as far as the pipe takes

@@ -64,6 +64,11 @@ type ShellTask struct {
 	// critical path: the task's own spec then has none. It must allow
 	// initproc.PreExecCalls unconditionally.
 	Filter []byte
+	// Watched says Filter is a watched program (seccomp.WatchedProgram):
+	// the cell takes its listener and answers its notifications while the
+	// task runs, and the task's network namespace is read after it only if
+	// a process of it made a socket. It needs SO_PASSPIDFD (Linux 6.5).
+	Watched bool
 }
 
 var shellCounts struct{ made, cells atomic.Int64 }
@@ -141,7 +146,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if s.tasks++; s.tasks > 1 {
 		netCounts.reused.Add(1) // the shell's namespace, for another task
 	}
-	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1}
+	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1, notify: -1}
 	var theirs []int
 	defer func() {
 		for _, fd := range theirs {
@@ -155,7 +160,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 			cell.close()
 		}
 	}()
-	theirs, err = cell.pipes()
+	theirs, err = cell.pipes(t.Watched)
 	theirs = append(theirs, t.CgroupProcs...)
 	if err != nil {
 		return nil, err
@@ -165,7 +170,8 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := initproc.EncodeTaskFrame(t.Mounts, t.Filter)
+	watched := t.Watched && len(t.Filter) > 0
+	frame := initproc.EncodeTaskFrame(t.Mounts, t.Filter, watched)
 	msg := &initproc.TaskMessage{
 		NProcs: uint32(len(t.CgroupProcs)), NTrees: uint32(len(t.Trees)), FrameLen: uint32(len(frame)),
 	}
@@ -183,11 +189,39 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	}
 	theirs = nil
 
-	if cell.status, err = waitReady(ctx, cell.statR, s.kill); err != nil {
+	var pidfd int
+	r := &fdReader{fd: cell.statR, pidfds: watched, pidfd: -1}
+	if cell.status, pidfd, err = waitReadyFrom(ctx, r, s.kill); err != nil {
+		return nil, err
+	}
+	if cell.notify, err = takeListener(cell.status.Listener(), pidfd, watched); err != nil {
 		return nil, err
 	}
 	shellCounts.cells.Add(1)
 	return cell, nil
+}
+
+// takeListener returns this process's copy of the listener of a watched
+// task's filter, whose fd in the task process its ready line gave, taken
+// through the pidfd of the line's writer (-1 for none), which it closes.
+// An unwatched task must have none.
+func takeListener(listener, pidfd int, watched bool) (int, error) {
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
+	switch {
+	case !watched && listener < 0:
+		return -1, nil
+	case !watched:
+		return -1, errors.New("sandbox: a task process without a watched filter gave a listener")
+	case listener < 0 || pidfd < 0:
+		return -1, errors.New("sandbox: the task process did not give its filter's listener")
+	}
+	fd, err := unix.PidfdGetfd(pidfd, listener, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox: take the filter's listener: %w", err)
+	}
+	return fd, nil
 }
 
 // kill kills the shell's init, and with it every process of the shell.

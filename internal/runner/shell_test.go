@@ -12,6 +12,7 @@ import (
 
 	"github.com/svc-sandbox/svc/internal/initproc"
 	"github.com/svc-sandbox/svc/internal/mount"
+	"github.com/svc-sandbox/svc/internal/seccomp"
 )
 
 // testShellConfig returns the config of a shell whose root is a skeleton
@@ -360,4 +361,96 @@ func memoryHolds(t *testing.T, pid int, s string) int {
 		}
 	}
 	return n
+}
+
+// TestShellWatchedSockets: under a watched filter (seccomp.WatchedProgram)
+// a cell learns of every socket its task's processes make, from the main
+// process, a child, a thread, or one that outlives the task, and a task
+// that made none leaves its network namespace as it was made: the read
+// the cell then skips would find nothing. Sockets still work, and no
+// process of the task holds the filter's listener.
+func TestShellWatchedSockets(t *testing.T) {
+	requireRoot(t)
+	prog, err := seccomp.WatchedProgram(seccomp.CompileV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const udp = `s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+s.sendto(b"x", s.getsockname()); assert s.recv(1) == b"x"
+`
+	const (
+		none = iota
+		seen
+		either
+	)
+	for _, c := range []struct {
+		name, script string
+		sockets      int // none, seen (the cell must have seen one), either
+	}{
+		{"none", `import socket; print("ok")`, none},
+		{"main", "import socket\n" + udp + `print("ok")`, seen},
+		{"child socketpair", `import os, socket
+if os.fork() == 0:
+    a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"; os._exit(0)
+_, st = os.wait(); assert st == 0; print("ok")`, seen},
+		{"thread", `import socket, threading
+def f():
+` + "    " + strings.ReplaceAll(udp, "\n", "\n    ") + `
+th = threading.Thread(target=f); th.start(); th.join(); print("ok")`, seen},
+		// A process left tries as soon as the task's main process is
+		// gone, racing the shell's kill: seen, or waiting unanswered
+		// until it is killed, without a socket. Either way the
+		// namespace is read or as made (checked below).
+		{"after the task", `import os, socket
+if os.fork() == 0:
+    os.setsid()
+    for fd in (0, 1, 2): os.close(fd)
+    while os.getppid() != 1: pass
+    while True:
+        ` + strings.ReplaceAll(udp, "\n", "\n        ") + `
+print("ok")`, either},
+		{"listener", `import os
+fds = sorted(os.listdir("/proc/self/fd"))
+links = [os.readlink("/proc/self/fd/" + f) for f in fds if os.path.exists("/proc/self/fd/" + f)]
+assert not any("seccomp" in l or "anon_inode" in l for l in links), links
+print("ok")`, none},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := testShell(t)
+			task := shellTask(t)
+			task.Filter, task.Watched = prog, true
+			cell, err := s.Cell(context.Background(), task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cell.notify < 0 {
+				t.Fatal("a watched cell without the filter's listener")
+			}
+			// HOME set, as svc's tasks have it: without, Python looks
+			// its user up, and glibc tries nscd's unix socket.
+			rt := testTask("python3", "-c", c.script)
+			rt.Spec.Env = append(rt.Spec.Env, "HOME=/svc")
+			r, err := cell.Run(context.Background(), rt)
+			if err != nil {
+				cell.Close()
+				t.Fatal(err)
+			}
+			used := cell.netUsed
+			if err := cell.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(string(r.Stdout)); got != "ok" {
+				t.Fatalf("stdout %q, stderr %s", got, r.Stderr)
+			}
+			if c.sockets != either && used != (c.sockets == seen) {
+				t.Errorf("sockets seen: %v, want %v", used, c.sockets == seen)
+			}
+			t.Logf("sockets seen: %v", used)
+			// Unseen, the namespace was given back unread: it must read
+			// as when it was made.
+			if !used && (!s.Usable() || !unchanged(t, s.netns)) {
+				t.Error("no socket seen, but the network namespace changed")
+			}
+		})
+	}
 }

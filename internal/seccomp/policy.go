@@ -29,6 +29,11 @@ const (
 	// Kill kills the whole task with SIGSYS (SECCOMP_RET_KILL_PROCESS): no
 	// handler runs, every thread dies.
 	Kill
+	// Notify stops the call until the filter's listener has been told
+	// (SECCOMP_RET_USER_NOTIF), which lets it through as Allow would
+	// (SECCOMP_USER_NOTIF_FLAG_CONTINUE); with no listener the call fails
+	// with ENOSYS. Only [Watched] profiles have it.
+	Notify
 )
 
 func (a Action) String() string {
@@ -39,6 +44,8 @@ func (a Action) String() string {
 		return "ENOSYS"
 	case Kill:
 		return "kill"
+	case Notify:
+		return "notify"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
@@ -257,6 +264,46 @@ func (p *Profile) RefusesSockets() bool {
 		}
 	}
 	return true
+}
+
+// SocketCalls are the calls that make sockets. A task whose processes
+// made none left its network namespace as it found it: accept needs a
+// socket made by them first, and io_uring, which could make one too, is
+// killed in every profile ([Dangerous]).
+var SocketCalls = []string{"socket", "socketpair"}
+
+// Watched returns the profile p with the calls that make sockets
+// ([SocketCalls]) notifying the filter's listener where p allows them:
+// each of their Allow rules becomes a Notify rule with the same condition,
+// and under a default of Allow (v1) a call with no rule gets an
+// unconditional one. Every call is decided as under p, and the listener
+// learns of each socket made: a task that made none needs no look at its
+// network namespace. It is an error if p leaves a socket call to a
+// default of Allow for some arguments only (a Notify rule could not cover
+// the rest); no profile here does.
+func Watched(p *Profile) (*Profile, error) {
+	w := &Profile{Name: p.Name + "+watched", Default: p.Default, Table: p.Table, Rules: slices.Clone(p.Rules)}
+	for _, call := range SocketCalls {
+		ruled, conditional := false, false
+		for i, r := range w.Rules {
+			if r.Syscall != call {
+				continue
+			}
+			ruled = true
+			conditional = conditional || r.Arg0 != nil
+			if r.Action == Allow {
+				w.Rules[i].Action = Notify
+			}
+		}
+		switch {
+		case p.Default != Allow:
+		case !ruled:
+			w.Rules = append(w.Rules, Rule{Syscall: call, Action: Notify})
+		case conditional:
+			return nil, fmt.Errorf("seccomp: %s: %s is allowed by default for some arguments: no rule can watch it", p.Name, call)
+		}
+	}
+	return w, nil
 }
 
 // AllowsAlways reports whether the profile lets each of calls through

@@ -15,8 +15,15 @@ import (
 // Each profile is compiled once per process; Program is safe for
 // concurrent use and returns a fresh copy each time. An unknown profile
 // is an error.
-func Program(profile string) ([]byte, error) {
-	build, ok := programs[profile]
+func Program(profile string) ([]byte, error) { return program(programs, profile) }
+
+// WatchedProgram is Program for the profile's [Watched] form, which must
+// be installed with SECCOMP_FILTER_FLAG_NEW_LISTENER and its listener
+// served: without one, the calls that make sockets fail with ENOSYS.
+func WatchedProgram(profile string) ([]byte, error) { return program(watchedPrograms, profile) }
+
+func program(m map[string]func() ([]byte, error), profile string) ([]byte, error) {
+	build, ok := m[profile]
 	if !ok {
 		return nil, fmt.Errorf("seccomp: unknown profile %q (known: %v)", profile, Names())
 	}
@@ -27,12 +34,17 @@ func Program(profile string) ([]byte, error) {
 	return append([]byte(nil), prog...), nil
 }
 
-// programs compiles each profile on first use.
-var programs = func() map[string]func() ([]byte, error) {
+// programs and watchedPrograms compile each profile on first use.
+var programs, watchedPrograms = compileOnce(false), compileOnce(true)
+
+func compileOnce(watched bool) map[string]func() ([]byte, error) {
 	m := make(map[string]func() ([]byte, error))
 	for _, name := range Names() {
 		m[name] = sync.OnceValues(func() ([]byte, error) {
 			p, err := Lookup(name)
+			if err == nil && watched {
+				p, err = Watched(p)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -40,7 +52,7 @@ var programs = func() map[string]func() ([]byte, error) {
 		})
 	}
 	return m
-}()
+}
 
 // newer are calls newer than the libseccomp this package may be built
 // against (2.5.4, in Debian 12, names the calls up to Linux 6.7), by number.
@@ -124,6 +136,8 @@ func action(a Action) libseccomp.ScmpAction {
 		return libseccomp.ActAllow
 	case ENOSYS:
 		return libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
+	case Notify:
+		return libseccomp.ActNotify
 	default:
 		return libseccomp.ActKillProcess
 	}

@@ -24,6 +24,7 @@ const (
 
 	retKillProcess = 0x80000000
 	retErrno       = 0x00050000
+	retUserNotif   = 0x7fc00000
 	retAllow       = 0x7fff0000
 )
 
@@ -136,6 +137,8 @@ func want(a Action) uint32 {
 		return retAllow
 	case ENOSYS:
 		return retErrno | uint32(unix.ENOSYS)
+	case Notify:
+		return retUserNotif
 	}
 	return retKillProcess
 }
@@ -200,8 +203,9 @@ func TestResolveAll(t *testing.T) {
 	}
 }
 
-// TestDecisions runs each profile's program on the calls the profiles are
-// about.
+// TestDecisions runs each profile's program, and its watched form's, on
+// the calls the profiles are about. The watched form decides every call as
+// the profile does, but notifies where it allows socket or socketpair.
 func TestDecisions(t *testing.T) {
 	const (
 		cloneThreadFlags = 0x003d0f00 // glibc's pthread_create: VM FS FILES SIGHAND THREAD SYSVSEM SETTLS PARENT_SETTID CHILD_CLEARTID
@@ -209,95 +213,103 @@ func TestDecisions(t *testing.T) {
 		forkFlags        = 0x01200011 // glibc's fork: CHILD_SETTID CHILD_CLEARTID SIGCHLD
 		vforkFlags       = 0x00004111 // posix_spawn: VM VFORK SIGCHLD
 	)
-	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			prog, err := Program(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, _ := Lookup(name)
-			v2 := p.Default == ENOSYS
-			check := func(desc string, c call, a Action) {
-				t.Helper()
-				if got := run(t, prog, c); got != want(a) {
-					t.Errorf("%s: got %#x, want %v (%#x)", desc, got, a, want(a))
+	for _, watched := range []bool{false, true} {
+		for _, name := range Names() {
+			t.Run(fmt.Sprintf("%s/watched=%v", name, watched), func(t *testing.T) {
+				prog, err := Program(name)
+				if watched {
+					prog, err = WatchedProgram(name)
 				}
-			}
-			sys := func(s string, args ...uint64) call {
-				c := call{arch: auditArchX8664, nr: nr(t, s)}
-				copy(c.args[:], args)
-				return c
-			}
-
-			// The dangerous set, in every profile, whatever the
-			// arguments.
-			for _, g := range Dangerous {
-				for _, n := range g.Names {
-					check(n.Syscall, sys(n.Syscall), Kill)
-					check(n.Syscall+" with args", sys(n.Syscall, 1, 2, 3, 4, 5, 6), Kill)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			// Other architectures and the x32 ABI.
-			check("x32 getpid", call{arch: auditArchX8664, nr: x32Bit | nr(t, "getpid")}, Kill)
-			check("x32 write", call{arch: auditArchX8664, nr: x32Bit | 1}, Kill)
-			check("x32 execve", call{arch: auditArchX8664, nr: x32Bit | 520}, Kill)
-			check("i386 getpid (int 0x80)", call{arch: auditArchI386, nr: 20}, Kill)
-			check("i386 write", call{arch: auditArchI386, nr: 4}, Kill)
-			check("arm64 getpid", call{arch: auditArchARM64, nr: 172}, Kill)
-			// Numbers outside every table: the default.
-			check("number 1000", call{arch: auditArchX8664, nr: 1000}, p.Default)
-			check("number -1", call{arch: auditArchX8664, nr: -1}, p.Default)
+				p, _ := Lookup(name)
+				v2 := p.Default == ENOSYS
+				check := func(desc string, c call, a Action) {
+					t.Helper()
+					if watched && a == Allow && (c.nr == nr(t, "socket") || c.nr == nr(t, "socketpair")) {
+						a = Notify
+					}
+					if got := run(t, prog, c); got != want(a) {
+						t.Errorf("%s: got %#x, want %v (%#x)", desc, got, a, want(a))
+					}
+				}
+				sys := func(s string, args ...uint64) call {
+					c := call{arch: auditArchX8664, nr: nr(t, s)}
+					copy(c.args[:], args)
+					return c
+				}
 
-			// What the child needs after the filter, in every profile.
-			for _, s := range []string{"execve", "write", "exit_group"} {
-				check(s, sys(s), Allow)
-			}
-			// The allowlist; a harmless call on neither list.
-			for _, s := range p.Allowed() {
-				if s != "clone" && s != "socket" {
+				// The dangerous set, in every profile, whatever the
+				// arguments.
+				for _, g := range Dangerous {
+					for _, n := range g.Names {
+						check(n.Syscall, sys(n.Syscall), Kill)
+						check(n.Syscall+" with args", sys(n.Syscall, 1, 2, 3, 4, 5, 6), Kill)
+					}
+				}
+				// Other architectures and the x32 ABI.
+				check("x32 getpid", call{arch: auditArchX8664, nr: x32Bit | nr(t, "getpid")}, Kill)
+				check("x32 write", call{arch: auditArchX8664, nr: x32Bit | 1}, Kill)
+				check("x32 execve", call{arch: auditArchX8664, nr: x32Bit | 520}, Kill)
+				check("i386 getpid (int 0x80)", call{arch: auditArchI386, nr: 20}, Kill)
+				check("i386 write", call{arch: auditArchI386, nr: 4}, Kill)
+				check("arm64 getpid", call{arch: auditArchARM64, nr: 172}, Kill)
+				// Numbers outside every table: the default.
+				check("number 1000", call{arch: auditArchX8664, nr: 1000}, p.Default)
+				check("number -1", call{arch: auditArchX8664, nr: -1}, p.Default)
+
+				// What the child needs after the filter, in every profile.
+				for _, s := range []string{"execve", "write", "exit_group"} {
 					check(s, sys(s), Allow)
 				}
-			}
-			check("getpriority (unlisted)", sys("getpriority"), p.Default)
-			check("clone3", sys("clone3"), ENOSYS)
+				// The allowlist; a harmless call on neither list.
+				for _, s := range p.Allowed() {
+					if s != "clone" && s != "socket" {
+						check(s, sys(s), Allow)
+					}
+				}
+				check("getpriority (unlisted)", sys("getpriority"), p.Default)
+				check("clone3", sys("clone3"), ENOSYS)
 
-			// Processes.
-			proc := pick(name, Allow, Kill, Allow, Kill)
-			check("fork", sys("fork"), proc)
-			check("vfork", sys("vfork"), proc)
-			check("clone (fork)", sys("clone", forkFlags), proc)
-			check("clone (posix_spawn)", sys("clone", vforkFlags), proc)
-			check("clone (CLONE_VM only)", sys("clone", 0x100|0x11), proc)
-			check("clone (CLONE_THREAD without CLONE_VM)", sys("clone", 0x10000), proc)
-			check("clone (pthread)", sys("clone", cloneThreadFlags), Allow)
-			check("clone (go thread)", sys("clone", goThreadFlags), Allow)
-			check("clone (pthread, high bits set)", sys("clone", 0xffffffff00000000|cloneThreadFlags), Allow)
-			for _, ns := range []uint64{cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewIPC, cloneNewUser, cloneNewPID, cloneNewNet} {
-				check(fmt.Sprintf("clone (fork|%#x)", ns), sys("clone", forkFlags|ns), Kill)
-				check(fmt.Sprintf("clone (pthread|%#x)", ns), sys("clone", cloneThreadFlags|ns), Kill)
-				check(fmt.Sprintf("clone (%#x, high bits)", ns), sys("clone", 0xffffffff00000000|ns|0x11), Kill)
-			}
-			// clone(2) ignores bit 0x80 (CLONE_NEWTIME elsewhere): it is
-			// part of the exit signal.
-			check("clone (fork|0x80)", sys("clone", forkFlags|0x80), proc)
+				// Processes.
+				proc := pick(name, Allow, Kill, Allow, Kill)
+				check("fork", sys("fork"), proc)
+				check("vfork", sys("vfork"), proc)
+				check("clone (fork)", sys("clone", forkFlags), proc)
+				check("clone (posix_spawn)", sys("clone", vforkFlags), proc)
+				check("clone (CLONE_VM only)", sys("clone", 0x100|0x11), proc)
+				check("clone (CLONE_THREAD without CLONE_VM)", sys("clone", 0x10000), proc)
+				check("clone (pthread)", sys("clone", cloneThreadFlags), Allow)
+				check("clone (go thread)", sys("clone", goThreadFlags), Allow)
+				check("clone (pthread, high bits set)", sys("clone", 0xffffffff00000000|cloneThreadFlags), Allow)
+				for _, ns := range []uint64{cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewIPC, cloneNewUser, cloneNewPID, cloneNewNet} {
+					check(fmt.Sprintf("clone (fork|%#x)", ns), sys("clone", forkFlags|ns), Kill)
+					check(fmt.Sprintf("clone (pthread|%#x)", ns), sys("clone", cloneThreadFlags|ns), Kill)
+					check(fmt.Sprintf("clone (%#x, high bits)", ns), sys("clone", 0xffffffff00000000|ns|0x11), Kill)
+				}
+				// clone(2) ignores bit 0x80 (CLONE_NEWTIME elsewhere): it is
+				// part of the exit signal.
+				check("clone (fork|0x80)", sys("clone", forkFlags|0x80), proc)
 
-			// Sockets.
-			for _, af := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6} {
-				check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
-				check(fmt.Sprintf("socket(%d), high bits", af), sys("socket", 1<<40|af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
-			}
-			for _, af := range []uint64{unix.AF_NETLINK, unix.AF_PACKET, unix.AF_VSOCK, unix.AF_ALG, 0} {
-				other := pick(name, ENOSYS, Kill, Allow, Kill)
-				check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_RAW), other)
-			}
-			check("socketpair", sys("socketpair", unix.AF_UNIX, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+				// Sockets.
+				for _, af := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6} {
+					check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+					check(fmt.Sprintf("socket(%d), high bits", af), sys("socket", 1<<40|af, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
+				}
+				for _, af := range []uint64{unix.AF_NETLINK, unix.AF_PACKET, unix.AF_VSOCK, unix.AF_ALG, 0} {
+					other := pick(name, ENOSYS, Kill, Allow, Kill)
+					check(fmt.Sprintf("socket(%d)", af), sys("socket", af, unix.SOCK_RAW), other)
+				}
+				check("socketpair", sys("socketpair", unix.AF_UNIX, unix.SOCK_STREAM), pick(name, Allow, Kill, Allow, Kill))
 
-			if !v2 {
-				// A denylist lets through what it does not name.
-				check("uname", sys("uname"), Allow)
-				check("io_setup", sys("io_setup"), Allow)
-			}
-		})
+				if !v2 {
+					// A denylist lets through what it does not name.
+					check("uname", sys("uname"), Allow)
+					check("io_setup", sys("io_setup"), Allow)
+				}
+			})
+		}
 	}
 }
 
