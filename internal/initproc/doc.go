@@ -22,7 +22,7 @@
 //
 // The init (shell_main) never runs execve: it is the zygote's copy, and it
 // stays in the zygote's cgroup. It takes fds 0-4 (fd 3 its control socket,
-// a stream socket to the parent; fd 4 its status pipe), becomes root of
+// a stream socket to the parent; fd 4 its status channel), becomes root of
 // its user namespace, and then:
 //
 //  1. reads the cell frame from its control socket;
@@ -59,7 +59,12 @@
 // seccomp program ('f'), the task process sets no_new_privs and installs
 // it before it says it is ready, off the task's critical path; the
 // program then allows every call it makes until its execve
-// (PreExecCalls), and the task's own records carry none.
+// (PreExecCalls), and the task's own records carry none. A watched
+// program ('n', seccomp.WatchedProgram) is installed with a listener
+// (SECCOMP_FILTER_FLAG_NEW_LISTENER), whose fd number the ready line
+// gives ("R 5"): the parent copies it through the pidfd its status socket
+// received with the line (SO_PASSPIDFD, pidfd_getfd) before the release,
+// and the task process closes its own once released.
 //
 // # Protocol
 //
@@ -69,9 +74,9 @@
 // svc_spawn_reply, with the pidfd on success.
 //
 // Task (control socket, parent to init): struct svc_task, with the task's
-// stdin, stdout, stderr, config and status and then its cgroup.procs files
-// and mount trees in SCM_RIGHTS, then the task's mount records and,
-// optionally, its seccomp program ('f').
+// stdin, stdout, stderr, config and status (a unix stream socket) and then
+// its cgroup.procs files and mount trees in SCM_RIGHTS, then the task's
+// mount records and, optionally, its seccomp program ('f', or 'n' watched).
 //
 // Config: the cell frame on the init's control socket, a little-endian
 // uint32 length and that many bytes of records; the task's records on its

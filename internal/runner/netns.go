@@ -28,7 +28,8 @@ import (
 // counters read as they did when it was made is as fresh as a new one and
 // is used again; any other is destroyed. A cell whose processes could
 // make no socket (its task never released, or refused sockets by its
-// seccomp policy) gives its namespace back unread.
+// seccomp policy) gives its namespace back unread, and so does one whose
+// task's watched filter told of no socket made (ShellTask.Watched).
 
 // netPoolSize is how many fresh namespaces wait ready at most.
 const netPoolSize = 4

@@ -37,7 +37,11 @@
 // [Program] compiles a profile once per process with libseccomp
 // (default action, rules, KILL_PROCESS for a bad architecture, no
 // no_new_privs bit since the child sets it) and returns the raw
-// struct sock_filter array. [Profile], [Rule] and [Table] are plain data;
+// struct sock_filter array. [WatchedProgram] compiles a profile's
+// [Watched] form, which decides every call as the profile does but has
+// the kernel notify the filter's listener of each socket and socketpair
+// call the profile allows (SECCOMP_RET_USER_NOTIF), so the parent knows
+// whether a task made a socket. [Profile], [Rule] and [Table] are plain data;
 // the package's tests run the compiled programs on a BPF interpreter, and
 // the module's seccomp_test.go runs hostile probes and toolchains under
 // them on the kernel.
