@@ -55,6 +55,10 @@ type host struct {
 	// early are the seccomp programs of the profiles whose tasks can have
 	// theirs installed before they are released (initproc.PreExecCalls).
 	early map[Profile]earlyFilter
+	// watch: early filters are installed in their watched form where
+	// they have one. Off from the start where the kernel cannot pass a
+	// listener (watchable), and off for good once taking one failed.
+	watch atomic.Bool
 	// lastFirst is the profile of the last request's first task, and
 	// firstRun how many requests in a row had it, up to guessRun (see
 	// expected).
@@ -162,6 +166,7 @@ func openHost(cfg *Config) (*host, error) {
 	params := mount.Params{RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
+	h.watch.Store(watchable())
 	if h.early, err = earlyFilters(); err != nil {
 		h.close()
 		return nil, err
@@ -208,19 +213,17 @@ func (h *host) expected() Profile {
 // its release.
 type earlyFilter struct {
 	prog []byte
-	// watched: prog is the profile's watched form, which tells of every
-	// socket the task makes (seccomp.Watched), so that the network
-	// namespace of a task that made none is given back unread.
-	watched bool
+	// watched is the profile's watched form, which tells of every socket
+	// the task makes (seccomp.Watched), so that the network namespace of
+	// a task that made none is given back unread; nil for a profile that
+	// refuses sockets.
+	watched []byte
 }
 
 // earlyFilters returns the seccomp programs of the profiles that allow
 // what a task process does before its execve (initproc.PreExecCalls):
-// their tasks' filters can be installed before they are released. Those
-// of profiles that let tasks make sockets are watched where the kernel
-// can pass the listener (watchable).
+// their tasks' filters can be installed before they are released.
 func earlyFilters() (map[Profile]earlyFilter, error) {
-	watch := watchable()
 	m := make(map[Profile]earlyFilter)
 	for _, name := range seccomp.Names() {
 		p, err := seccomp.Lookup(name)
@@ -230,26 +233,30 @@ func earlyFilters() (map[Profile]earlyFilter, error) {
 		if !p.AllowsAlways(initproc.PreExecCalls...) {
 			continue
 		}
-		f := earlyFilter{watched: watch && !p.RefusesSockets()}
-		if f.watched {
-			f.prog, err = seccomp.WatchedProgram(name)
-		} else {
-			f.prog, err = seccomp.Program(name)
-		}
-		if err != nil {
+		var f earlyFilter
+		if f.prog, err = seccomp.Program(name); err != nil {
 			return nil, err
+		}
+		if !p.RefusesSockets() {
+			if f.watched, err = seccomp.WatchedProgram(name); err != nil {
+				return nil, err
+			}
 		}
 		m[Profile(name)] = f
 	}
 	return m, nil
 }
 
-// watchable reports whether this kernel gives a socket's reader the
-// pidfd of the writer (SO_PASSPIDFD, Linux 6.5), through which a task
-// process's filter listener is taken, and libseccomp builds a filter that
-// notifies. Without, a task that could make sockets has its network
-// namespace read after it.
+// watchable reports whether a task process's filter listener can be
+// passed here: the kernel gives a socket's reader the pidfd of the writer
+// (SO_PASSPIDFD, Linux 6.5), through which the listener is copied
+// (pidfd_getfd, which Yama's ptrace_scope 3 forbids even to root), and
+// libseccomp builds a filter that notifies. Without, a task that could
+// make sockets has its network namespace read after it.
 func watchable() bool {
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(b)) == "3" {
+		return false
+	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return false
@@ -551,19 +558,28 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 	if err != nil {
 		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
 	}
-	filter := rq.h.early[profile]
-	c, err := sh.Cell(ctx, &runner.ShellTask{
+	early := rq.h.early[profile]
+	task := &runner.ShellTask{
 		CgroupProcs: procs,
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
-		Filter:      filter.prog,
-		Watched:     filter.watched,
-	})
+		Filter:      early.prog,
+	}
+	if early.watched != nil && rq.h.watch.Load() {
+		task.Filter, task.Watched = early.watched, true
+	}
+	c, err := sh.Cell(ctx, task)
+	if errors.Is(err, runner.ErrListener) && rq.h.watch.Swap(false) {
+		// The kernel or a security module refuses what watchable could
+		// not try: from now on filters are not watched, and the
+		// namespace of every task that could make sockets is read.
+		rq.h.cfg.Logger.Error("filters not watched from now on: the task process's listener could not be taken", "err", err)
+	}
 	if err != nil {
 		return nil, errors.Join(err, sh.close())
 	}
 	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
-	if filter.prog != nil {
+	if early.prog != nil {
 		cl.early = profile
 	}
 	return cl, nil

@@ -201,6 +201,10 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	return cell, nil
 }
 
+// ErrListener is the error of Shell.Cell for a watched task whose filter's
+// listener could not be taken.
+var ErrListener = errors.New("sandbox: the task process's filter listener could not be taken")
+
 // takeListener returns this process's copy of the listener of a watched
 // task's filter, whose fd in the task process its ready line gave, taken
 // through the pidfd of the line's writer (-1 for none), which it closes.
@@ -215,11 +219,11 @@ func takeListener(listener, pidfd int, watched bool) (int, error) {
 	case !watched:
 		return -1, errors.New("sandbox: a task process without a watched filter gave a listener")
 	case listener < 0 || pidfd < 0:
-		return -1, errors.New("sandbox: the task process did not give its filter's listener")
+		return -1, fmt.Errorf("%w: none given (listener %d, pidfd %d)", ErrListener, listener, pidfd)
 	}
 	fd, err := unix.PidfdGetfd(pidfd, listener, 0)
 	if err != nil {
-		return -1, fmt.Errorf("sandbox: take the filter's listener: %w", err)
+		return -1, fmt.Errorf("%w: pidfd_getfd: %w", ErrListener, err)
 	}
 	return fd, nil
 }
