@@ -109,12 +109,13 @@ func (b *Budget) take(n int64) int64 {
 type Cell struct {
 	shell *Shell
 	clean bool // the shell answered: all gone, mounts undone
-	// This process's ends of the cell's pipes, -1 once closed: plain
-	// descriptors, which pump and waitReady wait on in poll(2), not
-	// files the runtime's poller would register and unregister. config
-	// (blocking) takes the task's records, which release the task; stdin
-	// (non-blocking) feeds it; stdout, stderr and statR (non-blocking)
-	// carry its output and the init's status lines.
+	// This process's ends of the cell's pipes and status socket, -1 once
+	// closed: plain descriptors, which pump and waitReady wait on in
+	// poll(2), not files the runtime's poller would register and
+	// unregister. config (blocking) takes the task's records, which
+	// release the task; stdin (non-blocking) feeds it; stdout, stderr and
+	// statR (non-blocking) carry its output and the status lines of the
+	// init and the task process.
 	config, stdin, stdout, stderr, statR int
 	// notify is the listener of the task's watched filter, -1 for none:
 	// it tells of every socket the task's processes make, so a task that
@@ -133,7 +134,7 @@ type Cell struct {
 }
 
 // waitReady waits, at most SetupTimeout, for the ready line on the status
-// pipe statR (non-blocking; of a shell's init or of a task process) and
+// channel statR (non-blocking; of a shell's init or of a task process) and
 // returns the reader of the lines that follow. Cancelling ctx meanwhile
 // calls kill.
 func waitReady(ctx context.Context, statR int, kill func()) (*initproc.Status, error) {
