@@ -2,9 +2,12 @@ package svc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/svc-sandbox/svc/internal/runner"
 )
 
 // TestIdleShellsEvictOldest: with every place for an idle shell taken, a
@@ -112,5 +115,73 @@ func TestExpectFirst(t *testing.T) {
 		if got := h.expected(); got != c.want {
 			t.Errorf("request %d (%s): prepared requests expect %q, want %q", i, c.first, got, c.want)
 		}
+	}
+}
+
+// TestNetnsReadOnlyAfterSockets: with watched filters, the network
+// namespace of a task whose profile allows sockets is read after it only
+// if the task made one; without (a kernel that cannot pass the listener,
+// or after taking one failed), after every such task.
+func TestNetnsReadOnlyAfterSockets(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: runs sandboxes")
+	}
+	if !watchable() {
+		t.Skip("this kernel cannot pass a filter's listener (SO_PASSPIDFD, Linux 6.5): nothing is watched")
+	}
+	const n = 6
+	socket := Task{Cmd: "python3", Args: []string{"-c", `import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", 9))`}}
+	for _, watch := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "svc-test-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sb.Close(context.Background())
+			sb.host.watch.Store(watch)
+			run := func(task Task) {
+				t.Helper()
+				resp, err := sb.Run(context.Background(), &Request{Steps: []Step{Single(task)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := resp.Results[0].Results[0]; r.Outcome != OutcomeExited || r.ExitCode != 0 {
+					t.Fatalf("%s: %s exit %d: %s", task.Cmd, r.Outcome, r.ExitCode, r.Stderr)
+				}
+			}
+			// Requests prepared before the switch are used up first.
+			for range 3 {
+				run(Task{Cmd: "/bin/true"})
+			}
+			sb.host.bg.Wait()
+			_, _, kept0, destroyed0 := runner.NetnsCounts()
+			for range n {
+				run(Task{Cmd: "/bin/true"})
+			}
+			sb.host.bg.Wait()
+			_, _, kept1, destroyed1 := runner.NetnsCounts()
+			read := kept1 - kept0 + destroyed1 - destroyed0
+			if want := map[bool]int64{true: 0, false: n}[watch]; read != want {
+				t.Errorf("%d tasks without a socket: %d namespaces read, want %d", n, read, want)
+			}
+			// Changed, the namespace goes with its shell, and a thread
+			// reads it again before destroying it: wait for that.
+			run(socket)
+			sb.host.bg.Wait()
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, _, kept2, destroyed2 := runner.NetnsCounts(); kept2+destroyed2 > kept1+destroyed1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("a task that sent a datagram: its namespace was never read")
+				}
+			}
+		})
 	}
 }
