@@ -10,6 +10,29 @@ import (
 	"github.com/svc-sandbox/svc/internal/runner"
 )
 
+// oneSlotSandbox returns a Sandbox that runs one request at a time, of
+// one task, closed at the test's end.
+func oneSlotSandbox(t *testing.T) *Sandbox {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "svc-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := sb.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return sb
+}
+
 // TestIdleShellsEvictOldest: with every place for an idle shell taken, a
 // shell put back takes the place of the one idle longest, whatever its
 // slot, and that one is closed; a slot at its own cap closes the shell
@@ -18,22 +41,7 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: builds sandbox shells")
 	}
-	dir, err := os.MkdirTemp("", "svc-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := sb.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	}()
+	sb := oneSlotSandbox(t)
 	// No preparer takes shells meanwhile.
 	sb.drainPool()
 	sb.host.bg.Wait()
@@ -134,16 +142,7 @@ func TestNetnsReadOnlyAfterSockets(t *testing.T) {
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", 9))`}}
 	for _, watch := range []bool{true, false} {
 		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
-			dir, err := os.MkdirTemp("", "svc-test-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(dir)
-			sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sb.Close(context.Background())
+			sb := oneSlotSandbox(t)
 			sb.host.watch.Store(watch)
 			run := func(task Task) {
 				t.Helper()
