@@ -167,7 +167,7 @@ func openHost(cfg *Config) (*host, error) {
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
 	h.watch.Store(watchable())
-	if h.early, err = earlyFilters(); err != nil {
+	if h.early, err = earlyFilters(h.watch.Load()); err != nil {
 		h.close()
 		return nil, err
 	}
@@ -222,8 +222,9 @@ type earlyFilter struct {
 
 // earlyFilters returns the seccomp programs of the profiles that allow
 // what a task process does before its execve (initproc.PreExecCalls):
-// their tasks' filters can be installed before they are released.
-func earlyFilters() (map[Profile]earlyFilter, error) {
+// their tasks' filters can be installed before they are released; with
+// watch, the watched forms of those that let tasks make sockets too.
+func earlyFilters(watch bool) (map[Profile]earlyFilter, error) {
 	m := make(map[Profile]earlyFilter)
 	for _, name := range seccomp.Names() {
 		p, err := seccomp.Lookup(name)
@@ -237,7 +238,7 @@ func earlyFilters() (map[Profile]earlyFilter, error) {
 		if f.prog, err = seccomp.Program(name); err != nil {
 			return nil, err
 		}
-		if !p.RefusesSockets() {
+		if watch && !p.RefusesSockets() {
 			if f.watched, err = seccomp.WatchedProgram(name); err != nil {
 				return nil, err
 			}
@@ -471,14 +472,11 @@ func (rq *request) close() error {
 	return removeEmpty(rq.dir)
 }
 
-// removeEmpty removes dir, which holds only the given empty directories,
-// with one rmdir each; if that fails (something was left in them), it
-// removes dir with everything in it.
-func removeEmpty(dir string, empty ...string) error {
-	for _, d := range append(empty, dir) {
-		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
-			return os.RemoveAll(dir)
-		}
+// removeEmpty removes dir, an empty directory, with one rmdir; if that
+// fails (something was left in it), it removes dir with everything in it.
+func removeEmpty(dir string) error {
+	if err := unix.Rmdir(dir); err != nil && err != unix.ENOENT {
+		return os.RemoveAll(dir)
 	}
 	return nil
 }
@@ -512,25 +510,35 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 	if err != nil {
 		return nil, err
 	}
+	var (
+		tg    *cgroup.Group
+		stats *cgroup.StatsReader
+	)
+	// On a failure, what was made goes, in cell.close's order; the shell
+	// is given back unless it had to go.
+	defer func() {
+		if err == nil {
+			return
+		}
+		if stats != nil {
+			stats.Close()
+		}
+		if sh != nil {
+			err = errors.Join(err, rq.h.putShell(rq.slot, sh))
+		}
+		if tg != nil {
+			err = errors.Join(err, tg.Remove())
+		}
+	}()
 	name := fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1))
-	var tg *cgroup.Group
 	if sh.share != nil {
 		tg, err = rq.h.service.ChildSharing(name, sh.share.Group(), "cpu", "cpuacct")
 	} else {
 		tg, err = rq.h.service.Child(name)
 	}
 	if err != nil {
-		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+		return nil, err
 	}
-	var stats *cgroup.StatsReader
-	defer func() {
-		if err != nil {
-			if stats != nil {
-				stats.Close()
-			}
-			err = errors.Join(err, tg.Remove())
-		}
-	}()
 	limits := cgroup.Limits{
 		MemoryMax: l.MemoryMax,
 		PidsMax:   l.PidsMax, // the task's processes alone: the init stays out
@@ -544,7 +552,7 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		limits.CPUQuota, limits.CPUPeriod = 0, 0
 	}
 	if err := tg.SetLimits(limits); err != nil {
-		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+		return nil, err
 	}
 	if sh.share != nil {
 		stats, err = tg.OpenStatsShared(sh.share)
@@ -552,11 +560,11 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		stats, err = tg.OpenStats()
 	}
 	if err != nil {
-		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+		return nil, err
 	}
 	procs, err := stats.OpenProcs()
 	if err != nil {
-		return nil, errors.Join(err, rq.h.putShell(rq.slot, sh))
+		return nil, err
 	}
 	early := rq.h.early[profile]
 	task := &runner.ShellTask{
@@ -576,7 +584,10 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		rq.h.cfg.Logger.Error("filters not watched from now on: the task process's listener could not be taken", "err", err)
 	}
 	if err != nil {
-		return nil, errors.Join(err, sh.close())
+		// The shell may hold half a task: it goes.
+		err = errors.Join(err, sh.close())
+		sh = nil
+		return nil, err
 	}
 	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
 	if early.prog != nil {

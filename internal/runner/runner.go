@@ -257,11 +257,6 @@ func (c *Cell) pipes(watched bool) (theirs []int, err error) {
 			return theirs, fmt.Errorf("sandbox status socket: SO_PASSPIDFD: %w", err)
 		}
 	}
-	// The init's end writes only: shut its reading so nothing written
-	// here could ever wait there.
-	if err := unix.Shutdown(c.statR, unix.SHUT_WR); err != nil {
-		return theirs, fmt.Errorf("sandbox status socket: %w", err)
-	}
 	return theirs, nil
 }
 
@@ -498,25 +493,9 @@ func (k *killer) reason() int {
 	return k.why
 }
 
-// collect reads a stream to EOF, keeping at most limit bytes (0: no
-// limit) and what the budget grants. Past either it calls exceeded once
-// and drains the rest.
-func collect(r io.Reader, limit int64, budget *Budget, exceeded func()) (out []byte, truncated bool) {
-	c := &collector{limit: limit, budget: budget, exceeded: exceeded}
-	for {
-		n, err := r.Read(c.room())
-		c.add(n)
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				c.truncated = true
-			}
-			return c.result()
-		}
-	}
-}
-
-// A collector keeps what is read from an output stream, within the
-// stream's limit and its budget (see collect).
+// A collector keeps what is read from an output stream (fill), at most
+// its limit (0: no limit) and what its budget grants. Past either it
+// calls exceeded once and drains the rest.
 //
 // Reads go straight into out's spare room: no buffer to copy from. The
 // room starts in the collector itself, since most tasks write little or
@@ -593,8 +572,8 @@ func (c *collector) result() ([]byte, bool) {
 	return out, c.truncated
 }
 
-// fill reads fd, a non-blocking pipe, into c until it is empty (false)
-// or at its end (true).
+// fill reads fd, a non-blocking pipe or socket, into c until it is empty
+// (false) or at its end (true).
 func (c *collector) fill(fd int) (eof bool) {
 	for {
 		n, err := unix.Read(fd, c.room())
@@ -629,10 +608,11 @@ func writeAll(fd int, b []byte) error {
 }
 
 // pump moves a released task's streams in the calling goroutine until
-// its stdout, stderr and status pipes are all at their end, which is once
-// every process of the task is gone: it reads whatever they hold and
-// writes stdin as its pipe takes it, and waits in poll(2) between. It
-// returns the status lines the pipe carried after the ready line. One
+// its stdout, stderr and status channel are all at their end, which is
+// once every process of the task is gone: it reads whatever they hold,
+// writes stdin as its pipe takes it, answers the watched filter's
+// notifications, and waits in poll(2) between. It returns the status
+// lines the channel carried after the ready line. One
 // loop in the request's own goroutine, rather than a goroutine a stream
 // waiting in the runtime's poller, spares a task's end three wake-ups.
 func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {

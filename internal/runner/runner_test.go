@@ -159,6 +159,30 @@ func zombieChildren(t testing.TB) []string {
 	return out
 }
 
+// collectPipe writes in to a non-blocking pipe from another goroutine
+// and reads it into c as pump does: poll(2), then fill, until its end.
+func collectPipe(t *testing.T, in []byte, c *collector) ([]byte, bool) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	w := os.NewFile(uintptr(p[1]), "|w")
+	go func() {
+		w.Write(in)
+		w.Close()
+	}()
+	for {
+		if _, err := unix.Poll([]unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}, -1); err != nil && err != unix.EINTR {
+			t.Fatal(err)
+		}
+		if c.fill(p[0]) {
+			return c.result()
+		}
+	}
+}
+
 // TestCollect: output is kept up to the limit and the budget, exactly;
 // past them the stream is drained and reported truncated once.
 func TestCollect(t *testing.T) {
@@ -201,7 +225,7 @@ func TestCollect(t *testing.T) {
 				b = NewBudget(c.budget)
 			}
 			kills := 0
-			out, trunc := collect(bytes.NewReader(in), c.limit, b, func() { kills++ })
+			out, trunc := collectPipe(t, in, &collector{limit: c.limit, budget: b, exceeded: func() { kills++ }})
 			if len(out) != c.want || !bytes.Equal(out, in[:c.want]) || trunc != c.truncated {
 				t.Errorf("got %d bytes (equal %v), truncated %v; want %d, %v", len(out), bytes.Equal(out, in[:min(len(out), len(in))]), trunc, c.want, c.truncated)
 			}

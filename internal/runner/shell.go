@@ -228,7 +228,7 @@ func takeListener(listener, pidfd int, watched bool) (int, error) {
 	// A notified process waits for the answer: the kernel hands the CPU
 	// to this process's waiter and back (Linux 6.6; a hint, ignored
 	// where unknown).
-	unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	_ = unix.IoctlSetInt(fd, unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	return fd, nil
 }
 
