@@ -154,6 +154,12 @@ func openHost(cfg *Config) (*host, error) {
 		h.close()
 		return nil, err
 	}
+	// Task and shell groups are made, written and removed relative to
+	// the service group's directories.
+	if err := h.service.Hold(); err != nil {
+		h.close()
+		return nil, err
+	}
 	if h.sys, err = mount.ScanRootFS(cfg.RootFS); err != nil {
 		h.close()
 		return nil, err
@@ -312,6 +318,7 @@ func (h *host) close() error {
 	err := h.dropShells()
 	if h.service != nil {
 		err = errors.Join(err, h.service.Destroy())
+		h.service.Release()
 	}
 	if h.runMounted {
 		err = errors.Join(err, unix.Unmount(h.runDir, unix.MNT_DETACH))

@@ -453,6 +453,84 @@ func TestOpenProcs(t *testing.T) {
 	}
 }
 
+// TestHold shows that a held group's descendants are made, written, read
+// and removed through its open directories, not by path: with its
+// directories renamed after Hold, all of that still reaches them, and
+// after Release a child is made by path again, which then fails.
+func TestHold(t *testing.T) {
+	h := hierarchy(t)
+	if h.Version() != V1 {
+		t.Skip("renames a group's directories, which only v1 allows")
+	}
+	g := service(t, h)
+	fdsBefore := openFDs(t)
+	if err := g.Hold(); err != nil {
+		t.Fatal(err)
+	}
+	var moved []string
+	for _, d := range g.uniq() {
+		if err := os.Rename(d, d+"-moved"); err != nil {
+			t.Fatal(err)
+		}
+		moved = append(moved, d+"-moved")
+	}
+	// Back before the service's cleanup destroys the group.
+	t.Cleanup(func() {
+		for _, d := range g.uniq() {
+			if err := os.Rename(d+"-moved", d); err != nil {
+				t.Errorf("rename back: %v", err)
+			}
+		}
+	})
+	c, err := g.Child("task")
+	if err != nil {
+		t.Fatalf("Child of a held group whose path is gone: %v", err)
+	}
+	setLimits(t, c, Limits{MemoryMax: 64 * mib, PidsMax: 7})
+	for _, f := range []struct{ ctrl, name, want string }{
+		{"memory", "memory.limit_in_bytes", "67108864"},
+		{"pids", "pids.max", "7"},
+	} {
+		b, err := os.ReadFile(filepath.Join(g.dir(f.ctrl)+"-moved", "task", f.name))
+		if got := strings.TrimSpace(string(b)); err != nil || got != f.want {
+			t.Errorf("%s in the moved group: %q, %v; want %q", f.name, got, err, f.want)
+		}
+	}
+	r, err := c.OpenStats()
+	if err != nil {
+		t.Fatalf("OpenStats: %v", err)
+	}
+	if _, err := r.Stats(); err != nil {
+		t.Errorf("Stats: %v", err)
+	}
+	r.Close()
+	if err := c.Remove(); err != nil {
+		t.Fatalf("Remove: %v", err)
+	}
+	for _, d := range moved {
+		if _, err := os.Stat(filepath.Join(d, "task")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s/task after Remove: %v", d, err)
+		}
+	}
+	g.Release()
+	if n := openFDs(t); n != fdsBefore {
+		t.Errorf("%d fds open after Release, %d before Hold", n, fdsBefore)
+	}
+	if _, err := g.Child("after"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Child by a path that is gone, after Release: %v, want ErrNotExist", err)
+	}
+}
+
+// openFDs counts this process's open fds.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
 func TestOpenFD(t *testing.T) {
 	h := hierarchy(t)
 	g := child(t, service(t, h), "task-0")
@@ -947,7 +1025,7 @@ func TestServiceSupervisor(t *testing.T) {
 	}
 	self := strconv.Itoa(os.Getpid())
 	t.Cleanup(func() {
-		if err := writeFile(c.dir(was), "cgroup.procs", self); err != nil {
+		if err := writeFile(pathPlace(c.dir(was)), "cgroup.procs", self); err != nil {
 			t.Errorf("cleanup: move back: %v", err)
 		}
 		g := &Group{h: h, rels: []string{own}, dirs: []string{c.dir(own)}}
@@ -955,7 +1033,7 @@ func TestServiceSupervisor(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	if err := writeFile(c.dir(own), "cgroup.procs", self); err != nil {
+	if err := writeFile(pathPlace(c.dir(own)), "cgroup.procs", self); err != nil {
 		t.Fatal(err)
 	}
 	// A sibling process in own, as a wrapper shell would be.
@@ -1001,7 +1079,7 @@ func TestServiceSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Put the sibling back so that own can go.
-	if err := writeFile(c.dir(was), "cgroup.procs", strconv.Itoa(sib.Process.Pid)); err != nil {
+	if err := writeFile(pathPlace(c.dir(was)), "cgroup.procs", strconv.Itoa(sib.Process.Pid)); err != nil {
 		t.Fatal(err)
 	}
 }

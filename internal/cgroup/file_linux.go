@@ -13,14 +13,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writeFile writes val to the existing cgroup file dir/name in one write
-// (open O_WRONLY|O_TRUNC, never O_CREAT). The error names the file and
-// wraps the errno. Cgroup files are read and written with plain system
-// calls: through package os, each open would also register the file with
-// the runtime's poller, as some cgroup files can be polled.
-func writeFile(dir, name, val string) error {
-	p := filepath.Join(dir, name)
-	fd, err := unix.Open(p, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC, 0)
+// A place is a cgroup directory as system calls reach it: rel relative to
+// fd, a directory held open by [Group.Hold], or unix.AT_FDCWD and the
+// full path. path is the full path, for messages.
+type place struct {
+	fd   int
+	rel  string
+	path string
+}
+
+// pathPlace is the place of dir reached by its path.
+func pathPlace(dir string) place { return place{unix.AT_FDCWD, dir, dir} }
+
+// file returns the path of the directory's file name relative to p.fd.
+func (p place) file(name string) string { return p.rel + "/" + name }
+
+// writeFile writes val to the existing cgroup file name of the directory
+// at d in one write (open O_WRONLY, never O_CREAT; kernfs has nothing to
+// truncate). The error names the file and wraps the errno. Cgroup files
+// are read and written with plain system calls: through package os, each
+// open would also register the file with the runtime's poller, as some
+// cgroup files can be polled.
+func writeFile(d place, name, val string) error {
+	fd, err := unix.Openat(d.fd, d.file(name), unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err == nil {
 		var n int
 		n, err = unix.Write(fd, []byte(val))
@@ -32,7 +47,7 @@ func writeFile(dir, name, val string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, p, val, err)
+		return fmt.Errorf("cgroup: write %s: %s %q: %w", name, filepath.Join(d.path, name), val, err)
 	}
 	return nil
 }
@@ -88,12 +103,12 @@ type openFile struct {
 	err error
 }
 
-func openDir(path string) (dirFD, error) {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func openDir(d place) (dirFD, error) {
+	fd, err := unix.Openat(d.fd, d.rel, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return dirFD{}, fmt.Errorf("cgroup: open %s: %w", path, err)
+		return dirFD{}, fmt.Errorf("cgroup: open %s: %w", d.path, err)
 	}
-	return dirFD{fd, path, make(map[string]openFile)}, nil
+	return dirFD{fd, d.path, make(map[string]openFile)}, nil
 }
 
 // open opens d's file name ahead of its reads; an error is the reads'.

@@ -124,17 +124,65 @@ func (g *Group) ChildSharing(name string, from *Group, shared ...string) (*Group
 		c.rels[i], c.dirs[i] = from.rels[i], from.dirs[i]
 		c.shared = append(c.shared, from.dirs[i])
 	}
-	var made []string
+	var made []place
 	for _, d := range c.own() {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		p := g.h.place(d)
+		if err := unix.Mkdirat(p.fd, p.rel, 0o755); err != nil {
 			for _, m := range made {
-				_ = unix.Rmdir(m) // best effort: undo the half-made group
+				_ = unix.Unlinkat(m.fd, m.rel, unix.AT_REMOVEDIR) // best effort: undo the half-made group
 			}
-			return nil, fmt.Errorf("cgroup: child: %w", err)
+			return nil, fmt.Errorf("cgroup: child: mkdir %s: %w", d, err)
 		}
-		made = append(made, d)
+		made = append(made, p)
 	}
 	return c, nil
+}
+
+// Hold opens the group's directories and keeps them open until Release,
+// for its descendants: making and removing them, writing their limits and
+// opening their statistics then walk their paths from there, a component
+// or two, instead of from the root. The service's group holds its
+// directories for the tasks' groups. Release only when no descendant is
+// being made, changed or removed.
+func (g *Group) Hold() error {
+	fds := make(map[string]int)
+	for _, d := range g.uniq() {
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return fmt.Errorf("cgroup: hold %s: %w", d, err)
+		}
+		fds[d] = fd
+	}
+	h := g.h
+	h.heldMu.Lock()
+	defer h.heldMu.Unlock()
+	if h.held == nil {
+		h.held = make(map[string]int)
+	}
+	for d, fd := range fds {
+		if _, ok := h.held[d]; ok {
+			unix.Close(fd) // held already: one fd is enough
+			continue
+		}
+		h.held[d] = fd
+	}
+	return nil
+}
+
+// Release closes the directories Hold opened.
+func (g *Group) Release() {
+	h := g.h
+	h.heldMu.Lock()
+	defer h.heldMu.Unlock()
+	for _, d := range g.uniq() {
+		if fd, ok := h.held[d]; ok {
+			unix.Close(fd)
+			delete(h.held, d)
+		}
+	}
 }
 
 // SetLimits writes the non-zero fields of l. v1: memory.limit_in_bytes and
@@ -152,7 +200,7 @@ func (g *Group) SetLimits(l Limits) error {
 	}
 	setCPU := l.CPUQuota > 0 || l.CPUPeriod > 0
 	if g.h.ver == V2 {
-		d := g.dirs[0]
+		d := g.h.place(g.dirs[0])
 		if l.MemoryMax > 0 {
 			if err := writeFile(d, "memory.max", itoa(l.MemoryMax)); err != nil {
 				return err
@@ -179,12 +227,12 @@ func (g *Group) SetLimits(l Limits) error {
 	}
 
 	if l.MemoryMax > 0 {
-		if err := setMemV1(g.dir("memory"), itoa(l.MemoryMax)); err != nil {
+		if err := setMemV1(g.h.place(g.dir("memory")), itoa(l.MemoryMax)); err != nil {
 			return err
 		}
 	}
 	if l.PidsMax > 0 {
-		if err := writeFile(g.dir("pids"), "pids.max", itoa(l.PidsMax)); err != nil {
+		if err := writeFile(g.h.place(g.dir("pids")), "pids.max", itoa(l.PidsMax)); err != nil {
 			return err
 		}
 	}
@@ -193,7 +241,7 @@ func (g *Group) SetLimits(l Limits) error {
 		if l.CPUQuota > 0 {
 			q = itoa(l.CPUQuota)
 		}
-		d := g.dir("cpu")
+		d := g.h.place(g.dir("cpu"))
 		err := writeFile(d, "cpu.cfs_period_us", period)
 		if errors.Is(err, syscall.EINVAL) {
 			// The new period with the old quota may break a constraint
@@ -215,7 +263,7 @@ func (g *Group) SetLimits(l Limits) error {
 // setMemV1 sets the v1 memory limit and, when the kernel accounts swap, the
 // memory+swap limit to the same value v. memsw may not be below the limit:
 // lowering works limit first, raising memsw first.
-func setMemV1(d, v string) error {
+func setMemV1(d place, v string) error {
 	err := writeFile(d, "memory.limit_in_bytes", v)
 	if err == nil {
 		return writeOpt(d, "memory.memsw.limit_in_bytes", v)
@@ -223,7 +271,7 @@ func setMemV1(d, v string) error {
 	if !errors.Is(err, syscall.EINVAL) {
 		return err
 	}
-	if _, serr := os.Stat(filepath.Join(d, "memory.memsw.limit_in_bytes")); serr != nil {
+	if _, serr := os.Stat(filepath.Join(d.path, "memory.memsw.limit_in_bytes")); serr != nil {
 		return err
 	}
 	if err := writeFile(d, "memory.memsw.limit_in_bytes", v); err != nil {
@@ -233,10 +281,10 @@ func setMemV1(d, v string) error {
 }
 
 // writeOpt is writeFile of a file the kernel may not have.
-func writeOpt(dir, name, val string) error {
-	err := writeFile(dir, name, val)
+func writeOpt(d place, name, val string) error {
+	err := writeFile(d, name, val)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(dir); serr == nil {
+		if _, serr := os.Stat(d.path); serr == nil {
 			return nil
 		}
 	}
@@ -249,7 +297,7 @@ func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 // cgroup.procs of every controller on v1, of the one directory on v2.
 func (g *Group) AddProc(pid int) error {
 	for _, d := range g.uniq() {
-		if err := writeFile(d, "cgroup.procs", strconv.Itoa(pid)); err != nil {
+		if err := writeFile(g.h.place(d), "cgroup.procs", strconv.Itoa(pid)); err != nil {
 			return err
 		}
 	}
@@ -308,7 +356,7 @@ func (g *Group) Kill() error {
 		return err
 	}
 	if g.h.ver == V2 {
-		err := writeFile(g.dirs[0], "cgroup.kill", "1")
+		err := writeFile(g.h.place(g.dirs[0]), "cgroup.kill", "1")
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -396,7 +444,8 @@ func (g *Group) removeOnce() error {
 	// A leaf, the common case, goes without reading the subtree.
 	leaf := true
 	for _, d := range g.own() {
-		if err := unix.Rmdir(d); err != nil && err != unix.ENOENT {
+		p := g.h.place(d)
+		if err := unix.Unlinkat(p.fd, p.rel, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
 			leaf = false
 			break
 		}

@@ -38,6 +38,27 @@ type Hierarchy struct {
 	// mu serializes Service: moving processes to the supervisor leaf and
 	// enabling controllers in the same parent.
 	mu sync.Mutex
+
+	// held are the directories held open by Group.Hold, with their fds.
+	heldMu sync.RWMutex
+	held   map[string]int
+}
+
+// place returns how system calls reach the directory dir: relative to its
+// nearest ancestor held open by [Group.Hold], or by its path. (Never
+// relative to dir itself: dir may be the one made or removed.)
+func (h *Hierarchy) place(dir string) place {
+	h.heldMu.RLock()
+	defer h.heldMu.RUnlock()
+	if len(h.held) == 0 {
+		return pathPlace(dir)
+	}
+	for d := filepath.Dir(dir); len(d) > 1; d = filepath.Dir(d) {
+		if fd, ok := h.held[d]; ok {
+			return place{fd, dir[len(d)+1:], dir}
+		}
+	}
+	return pathPlace(dir)
 }
 
 // ctrl is one controller's hierarchy (v1) or the unified hierarchy (v2).
@@ -274,7 +295,7 @@ func evacuate(dir string) error {
 			return err
 		}
 		for _, p := range pids {
-			err := writeFile(sup, "cgroup.procs", strconv.Itoa(p))
+			err := writeFile(pathPlace(sup), "cgroup.procs", strconv.Itoa(p))
 			if err != nil && !errors.Is(err, syscall.ESRCH) {
 				return fmt.Errorf("cgroup: move to supervisor: %w", err)
 			}
@@ -301,7 +322,7 @@ func enable(dir string) error {
 		if !hasField(avail, c) {
 			return fmt.Errorf("cgroup: controller %s not available in %s (cgroup.controllers: %q)", c, dir, strings.TrimSpace(avail))
 		}
-		if err := writeFile(dir, "cgroup.subtree_control", "+"+c); err != nil {
+		if err := writeFile(pathPlace(dir), "cgroup.subtree_control", "+"+c); err != nil {
 			if errors.Is(err, syscall.EBUSY) {
 				return fmt.Errorf("%w (the cgroup holds processes)", err)
 			}

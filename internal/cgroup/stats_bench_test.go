@@ -54,3 +54,53 @@ func BenchmarkStatsOpened(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTaskGroup is a task group's life as a sandbox's request has it
+// on this host's hierarchy: made below the service's group, its limits
+// written, its statistics opened and read, removed. "held" reaches it
+// through the service group's directories held open (Group.Hold), as the
+// sandbox does; "path" walks every path from the root.
+func BenchmarkTaskGroup(b *testing.B) {
+	for _, held := range []bool{false, true} {
+		b.Run(map[bool]string{false: "path", true: "held"}[held], func(b *testing.B) {
+			if os.Geteuid() != 0 {
+				b.Skip("needs root: makes cgroups")
+			}
+			h, err := Detect()
+			if err != nil {
+				b.Skip(err)
+			}
+			g, err := h.Service("", fmt.Sprintf("bench-group-%d", os.Getpid()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Destroy()
+			if held {
+				if err := g.Hold(); err != nil {
+					b.Fatal(err)
+				}
+				defer g.Release()
+			}
+			for i := 0; b.Loop(); i++ {
+				c, err := g.Child(fmt.Sprintf("t%d", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.SetLimits(Limits{MemoryMax: 256 << 20, PidsMax: 64}); err != nil {
+					b.Fatal(err)
+				}
+				r, err := c.OpenStats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.Stats(); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+				if err := c.Remove(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -72,7 +72,7 @@ func (g *Group) OpenStatsShared(share *CPUShare) (*StatsReader, error) {
 // openStatsDir opens the group's directory p and the statistics files of
 // the controllers in it (cpu and cpuacct may share one).
 func (g *Group) openStatsDir(p string) (dirFD, error) {
-	d, err := openDir(p)
+	d, err := openDir(g.h.place(p))
 	if err != nil {
 		return d, err
 	}
