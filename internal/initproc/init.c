@@ -725,6 +725,48 @@ static char *shell_recv(size_t *len)
 	return buf;
 }
 
+// undo_mounts removes a task's mounts. Each unmount that takes something
+// away waits for an expedited RCU grace period, whose IPIs cost tens of
+// microseconds in a virtual machine, where a move waits for none: so the
+// other mounts are moved into fresh directories of the last mount when it
+// is a tmpfs of the task's own (its /dev/shm), which goes with the task,
+// and one unmount takes them all. The task's processes are gone: nothing
+// else can reach these directories meanwhile. Where that cannot be done
+// (the task used up the tmpfs's inodes, or took the names), each mount is
+// unmounted by itself.
+static void undo_mounts(struct rec *trecs, int ntrec)
+{
+	int last = -1, n = 0;
+	for (int i = 0; i < ntrec; i++)
+		if (trecs[i].tag == SVC_REC_MOUNT)
+			last = i, n++;
+	if (last < 0)
+		return;
+	const char *top = field(&trecs[last], 2), *fstype = field(&trecs[last], 3);
+	int own = !strcmp(field(&trecs[last], 0), SVC_MNT_MOUNT) && fstype && !strcmp(fstype, "tmpfs");
+	int moved = 0;
+	for (int i = 0; own && i < last; i++) {
+		if (trecs[i].tag != SVC_REC_MOUNT)
+			continue;
+		char dir[4096];
+		int k = snprintf(dir, sizeof dir, "%s/.svc-undo-%d", top, moved);
+		if (k >= (int)sizeof dir || mkdir(dir, 0) < 0 ||
+		    syscall(SYS_move_mount, AT_FDCWD, field(&trecs[i], 2), AT_FDCWD, dir, 0) < 0)
+			break;
+		moved++;
+	}
+	if (umount2(top, MNT_DETACH) < 0)
+		die("shell: undo mount", top);
+	// The first ones were moved and went with it; the rest, one by one.
+	for (int i = last - 1, left = n - 1 - moved; left > 0; i--) {
+		if (trecs[i].tag != SVC_REC_MOUNT)
+			continue;
+		if (umount2(field(&trecs[i], 2), MNT_DETACH) < 0)
+			die("shell: undo mount", field(&trecs[i], 2));
+		left--;
+	}
+}
+
 // shell_main is the init of a sandbox, PID 1 of its namespace, running as
 // root of its user namespace: a shell, which builds the sandbox once from
 // the cell frame and then runs one task after another in it (see struct
@@ -800,9 +842,7 @@ static int shell_main(void)
 		char gone = SVC_SHELL_GONE;
 		if (write(ctl, &gone, 1) != 1)
 			return 0;
-		for (int i = ntrec - 1; i >= 0; i--)
-			if (trecs[i].tag == SVC_REC_MOUNT && umount2(field(&trecs[i], 2), MNT_DETACH) < 0)
-				die("shell: undo mount", field(&trecs[i], 2));
+		undo_mounts(trecs, ntrec);
 		if (pwrite(last_pid, "1", 1, 0) != 1)
 			die("shell: reset ns_last_pid", NULL);
 		free(trecs);

@@ -257,6 +257,9 @@ func ShellPlan(p Params, sys []SystemEntry) Plan {
 // TaskMounts are the mounts of one task, relative to the sandbox's root
 // (its working directory before and after pivot_root): the workspace and
 // /tmp trees, attached read-write at /svc and /tmp, and a fresh /dev/shm.
+// The last is the task's own tmpfs: after the task, the shell moves the
+// others into it and unmounts them all at once (one RCU grace period
+// instead of three).
 func TaskMounts(p Params) Plan {
 	return Plan{
 		{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},

@@ -187,4 +187,9 @@ func TestShellPlan(t *testing.T) {
 			t.Errorf("no task mount of %s", dst)
 		}
 	}
+	// The shell undoes the task's mounts with one unmount of the last,
+	// the others moved into it: it must be a tmpfs of the task's own.
+	if last := task[len(task)-1]; last.Kind != Mount || last.FSType != "tmpfs" {
+		t.Errorf("last task mount %+v, want the task's own tmpfs", last)
+	}
 }

@@ -150,6 +150,52 @@ func TestShellReuse(t *testing.T) {
 	}
 }
 
+// TestShellUndoMounts: a task's mounts are undone with one unmount, the
+// others moved into fresh directories of its /dev/shm tmpfs first; hostile
+// tasks that take those names (with a symlink to /svc, or a directory) or
+// use up the tmpfs's inodes get them undone one by one. After each, the
+// shell holds the mounts it held idle, and the next task finds an empty
+// /dev/shm and the mounts a first task finds.
+func TestShellUndoMounts(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	mounts := func() int {
+		mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", s.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(mi), "\n")
+	}
+	const look = "ls -A /dev/shm; grep -c . /proc/self/mountinfo"
+	idle := mounts()
+	want := strings.TrimSpace(string(runShell(t, s, "sh", "-c", look).Stdout))
+	if want == "" || strings.Contains(want, "\n") {
+		t.Fatalf("first task: %q, want a fresh /dev/shm and a mount count", want)
+	}
+	for _, hostile := range []struct{ name, script string }{
+		{"plain", "true"},
+		{"first name a symlink", "ln -s /svc /dev/shm/.svc-undo-0"},
+		{"second name taken", "mkdir /dev/shm/.svc-undo-1"},
+		{"inodes used up", "i=0; while true >/dev/shm/f$i; do i=$((i+1)); done 2>/dev/null; [ $i -gt 1000 ]"},
+	} {
+		t.Run(hostile.name, func(t *testing.T) {
+			r := runShell(t, s, "sh", "-c", hostile.script)
+			if !r.Report.Exited || r.Report.Status.ExitStatus() != 0 {
+				t.Fatalf("%s: %+v, stderr %s", hostile.script, r.Report, r.Stderr)
+			}
+			if !s.Usable() {
+				t.Fatal("shell not usable")
+			}
+			if n := mounts(); n != idle {
+				t.Errorf("the shell holds %d mounts after the task, %d idle before", n, idle)
+			}
+			if got := strings.TrimSpace(string(runShell(t, s, "sh", "-c", look).Stdout)); got != want {
+				t.Errorf("the next task finds %q, the first found %q", got, want)
+			}
+		})
+	}
+}
+
 // TestShellKilled: a task killed for its wall time takes its shell with
 // it, and closing the shell leaves nothing behind.
 func TestShellKilled(t *testing.T) {
