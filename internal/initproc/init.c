@@ -487,8 +487,11 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	// A shell ignores SIGPIPE (its parent may close a status pipe
 	// first); the task gets the default, as any program expects.
 	signal(SIGPIPE, SIG_DFL);
-	if (setsid() < 0)
-		die("setsid", NULL);
+	// A process group of its own, in the session the init made: no
+	// controlling terminal, and no scheduler autogroup made and freed for
+	// each task as a session of its own would have (setsid).
+	if (setpgid(0, 0) < 0)
+		die("setpgid", NULL);
 	for (int i = 0; i < ncell; i++) {
 		struct rec *r = &cell[i];
 		if (r->tag == SVC_REC_RLIMIT) {
@@ -793,6 +796,10 @@ static int shell_main(void)
 		errno = EINVAL;
 		die("shell: no proc mount in the plan", NULL);
 	}
+	// A session of the shell's own, without a controlling terminal, for
+	// its tasks (task_main).
+	if (setsid() < 0)
+		die("setsid", NULL);
 	drop_bounding_set();
 	// Without the arena every allocation of a task is mapped apart.
 	task_arena = mmap(NULL, TASK_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -196,6 +196,23 @@ func TestShellUndoMounts(t *testing.T) {
 	}
 }
 
+// TestShellTaskSession: a task is the leader of a process group of its
+// own, in the session of its shell's init (PID 1 of the namespace), with
+// no controlling terminal, whatever the service's: two tasks in a row find
+// the same.
+func TestShellTaskSession(t *testing.T) {
+	requireRoot(t)
+	s := testShell(t)
+	const look = `read -r _ _ _ _ _ _ tty tpgid _ </proc/self/stat; echo "$$ $(ps -o pgid= -p $$) $(ps -o sid= -p $$) tty=$tty tpgid=$tpgid"`
+	for i := range 2 {
+		r := runShell(t, s, "sh", "-c", look)
+		got := strings.Join(strings.Fields(string(r.Stdout)), " ")
+		if want := "2 2 1 tty=0 tpgid=-1"; got != want {
+			t.Errorf("task %d: pid pgid sid, terminal: %q (stderr %s), want %q", i+1, got, r.Stderr, want)
+		}
+	}
+}
+
 // TestShellKilled: a task killed for its wall time takes its shell with
 // it, and closing the shell leaves nothing behind.
 func TestShellKilled(t *testing.T) {
