@@ -21,6 +21,9 @@ type CPUShare struct {
 	// dirs are the cpu and cpuacct directories with their statistics
 	// files open.
 	dirs map[string]dirFD
+	// procs are their cgroup.procs files, open for writing: each task
+	// process gets a copy (StatsReader.OpenProcs).
+	procs map[string]int
 }
 
 // ShareCPU writes the CPU limit of l (its CPUQuota and CPUPeriod; the rest
@@ -30,7 +33,7 @@ func (g *Group) ShareCPU(l Limits) (_ *CPUShare, err error) {
 	if g.h.ver != V1 {
 		return nil, fmt.Errorf("cgroup: share cpu of %s: v1 only", g.Path())
 	}
-	s := &CPUShare{g: g, quotaFD: -1, usageFD: -1, dirs: make(map[string]dirFD, 2)}
+	s := &CPUShare{g: g, quotaFD: -1, usageFD: -1, dirs: make(map[string]dirFD, 2), procs: make(map[string]int, 2)}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -53,6 +56,11 @@ func (g *Group) ShareCPU(l Limits) (_ *CPUShare, err error) {
 			return nil, fmt.Errorf("cgroup: share cpu: %w", err)
 		}
 		s.dirs[p] = d
+		fd, err := unix.Openat(d.fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cgroup: share cpu: open %s: %w", filepath.Join(p, "cgroup.procs"), err)
+		}
+		s.procs[p] = fd
 	}
 	for _, f := range []struct {
 		fd   *int
@@ -109,5 +117,18 @@ func (s *CPUShare) Close() {
 	for _, d := range s.dirs {
 		d.close()
 	}
-	s.dirs = nil
+	for _, fd := range s.procs {
+		unix.Close(fd)
+	}
+	s.dirs, s.procs = nil, nil
+}
+
+// procsFD returns the open cgroup.procs file of the share's directory p,
+// if p is one of its; a nil share has none.
+func (s *CPUShare) procsFD(p string) (int, bool) {
+	if s == nil {
+		return -1, false
+	}
+	fd, ok := s.procs[p]
+	return fd, ok
 }

@@ -35,6 +35,8 @@ type StatsReader struct {
 	// cpuBase is cpu.stat when the reader was opened, for a group that
 	// shares its cpu directory: its counts are taken from then.
 	cpuBase map[string]int64
+	// share is the CPUShare whose directories the group shares, or nil.
+	share *CPUShare
 }
 
 // statsFiles are the files Stats reads in each controller.
@@ -87,7 +89,7 @@ func (g *Group) openStatsDir(p string) (dirFD, error) {
 }
 
 func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
-	r := &StatsReader{g: g, dirs: make(map[string]dirFD, len(g.dirs))}
+	r := &StatsReader{g: g, dirs: make(map[string]dirFD, len(g.dirs)), share: share}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -118,12 +120,19 @@ func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
 // OpenProcs opens for writing the cgroup.procs file of each of the
 // group's distinct directories (one on v2, one per hierarchy on v1),
 // relative to the directories the reader holds open, so no path is
-// walked again: a process that writes "0" to each moves itself into the
-// group. The caller closes them.
+// walked again; those of a CPUShare's directories are copies of the
+// share's, opened once for all its tasks. A process that writes "0" to
+// each moves itself into the group. The caller closes them.
 func (r *StatsReader) OpenProcs() ([]int, error) {
 	var fds []int
 	for _, p := range r.g.uniq() {
-		fd, err := unix.Openat(r.dirs[p].fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		var fd int
+		var err error
+		if held, ok := r.share.procsFD(p); ok {
+			fd, err = unix.FcntlInt(uintptr(held), unix.F_DUPFD_CLOEXEC, 0)
+		} else {
+			fd, err = unix.Openat(r.dirs[p].fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		}
 		if err != nil {
 			for _, fd := range fds {
 				unix.Close(fd)
