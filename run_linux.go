@@ -52,9 +52,11 @@ type host struct {
 	lock       *os.File
 	cpuRate    float64 // CPUs a task may use at most, for the CPU-limit timer
 
-	// early are the seccomp programs of the profiles whose tasks can have
-	// theirs installed before they are released (initproc.PreExecCalls).
-	early map[Profile]earlyFilter
+	// base is the seccomp program every shell's init installs, nil for
+	// none, and filters what each profile's task process installs over
+	// it: see taskFilters.
+	base    []byte
+	filters map[Profile]taskFilter
 	// watch: early filters are installed in their watched form where
 	// they have one. Off from the start where the kernel cannot pass a
 	// listener (watchable), and off for good once taking one failed.
@@ -173,7 +175,11 @@ func openHost(cfg *Config) (*host, error) {
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
 	h.watch.Store(watchable())
-	if h.early, err = earlyFilters(h.watch.Load()); err != nil {
+	profiles := cfg.AllowedProfiles
+	if !slices.Contains(profiles, cfg.DefaultProfile) {
+		profiles = append(slices.Clone(profiles), cfg.DefaultProfile)
+	}
+	if h.base, h.filters, err = taskFilters(profiles, h.watch.Load()); err != nil {
 		h.close()
 		return nil, err
 	}
@@ -215,43 +221,65 @@ func (h *host) expected() Profile {
 	return h.lastFirst
 }
 
-// earlyFilter is the program a task process of a profile installs before
-// its release.
-type earlyFilter struct {
+// taskFilter is the seccomp program a task process of a profile
+// installs.
+type taskFilter struct {
 	prog []byte
-	// watched is the profile's watched form, which tells of every socket
-	// the task makes (seccomp.Watched), so that the network namespace of
-	// a task that made none is given back unread; nil for a profile that
-	// refuses sockets.
+	// watched is its watched form, which tells of every socket the task
+	// makes (seccomp.Watched), so that the network namespace of a task
+	// that made none is given back unread; nil for a profile that refuses
+	// sockets.
 	watched []byte
+	// early: the profile allows what a task process does before its
+	// execve (initproc.PreExecCalls), so the program can be installed
+	// before the release.
+	early bool
 }
 
-// earlyFilters returns the seccomp programs of the profiles that allow
-// what a task process does before its execve (initproc.PreExecCalls):
-// their tasks' filters can be installed before they are released; with
-// watch, the watched forms of those that let tasks make sockets too.
-func earlyFilters(watch bool) (map[Profile]earlyFilter, error) {
-	m := make(map[Profile]earlyFilter)
-	for _, name := range seccomp.Names() {
-		p, err := seccomp.Lookup(name)
+// taskFilters returns the seccomp programs of profiles, the profiles a
+// task may run under, with watch their watched forms too. Where the
+// profiles can be split (seccomp.Layers), base is the program a shell's
+// init installs once and each task process inherits, and a profile's
+// program is its residual, a fraction of the whole: base and residual
+// together decide every call as the profile does. Otherwise base is nil
+// and each task process installs its profile's whole program.
+func taskFilters(profiles []Profile, watch bool) (base []byte, filters map[Profile]taskFilter, err error) {
+	var ps []*seccomp.Profile
+	for _, name := range profiles {
+		p, err := seccomp.Lookup(string(name))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !p.AllowsAlways(initproc.PreExecCalls...) {
-			continue
+		ps = append(ps, p)
+	}
+	layers, lerr := seccomp.NewLayers(ps, initproc.ShellCalls)
+	if lerr == nil {
+		if base, err = seccomp.Build(layers.Base); err != nil {
+			return nil, nil, err
 		}
-		var f earlyFilter
-		if f.prog, err = seccomp.Program(name); err != nil {
-			return nil, err
+	}
+	filters = make(map[Profile]taskFilter, len(ps))
+	for _, p := range ps {
+		own := p
+		if layers != nil {
+			own = layers.Residual[p.Name]
+		}
+		f := taskFilter{early: p.AllowsAlways(initproc.PreExecCalls...)}
+		if f.prog, err = seccomp.Build(own); err != nil {
+			return nil, nil, err
 		}
 		if watch && !p.RefusesSockets() {
-			if f.watched, err = seccomp.WatchedProgram(name); err != nil {
-				return nil, err
+			w, err := seccomp.Watched(own)
+			if err != nil {
+				return nil, nil, err
+			}
+			if f.watched, err = seccomp.Build(w); err != nil {
+				return nil, nil, err
 			}
 		}
-		m[Profile(name)] = f
+		filters[Profile(p.Name)] = f
 	}
-	return m, nil
+	return base, filters, nil
 }
 
 // watchable reports whether a task process's filter listener can be
@@ -493,10 +521,11 @@ func (rq *request) cellSpec() initproc.CellSpec {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
 	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.CellSpec{
-		Mounts:   rq.h.shellPlan,
-		Hostname: "svc",
-		UID:      taskUID,
-		GID:      taskGID,
+		BaseFilter: rq.h.base,
+		Mounts:     rq.h.shellPlan,
+		Hostname:   "svc",
+		UID:        taskUID,
+		GID:        taskGID,
 		Rlimits: []initproc.Rlimit{
 			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
 			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(cfg.WorkspaceSize), Hard: uint64(cfg.WorkspaceSize)},
@@ -573,15 +602,20 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 	if err != nil {
 		return nil, err
 	}
-	early := rq.h.early[profile]
+	f, ok := rq.h.filters[profile]
+	if !ok {
+		return nil, fmt.Errorf("sandbox: no seccomp program for profile %q", profile)
+	}
 	task := &runner.ShellTask{
 		CgroupProcs: procs,
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
-		Filter:      early.prog,
 	}
-	if early.watched != nil && rq.h.watch.Load() {
-		task.Filter, task.Watched = early.watched, true
+	if f.early {
+		task.Filter = f.prog
+		if f.watched != nil && rq.h.watch.Load() {
+			task.Filter, task.Watched = f.watched, true
+		}
 	}
 	c, err := sh.Cell(ctx, task)
 	if errors.Is(err, runner.ErrListener) && rq.h.watch.Swap(false) {
@@ -597,7 +631,7 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		return nil, err
 	}
 	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
-	if early.prog != nil {
+	if f.early {
 		cl.early = profile
 	}
 	return cl, nil
@@ -787,9 +821,11 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	})
 	var filter []byte // none if installed already
 	if c.early != profile {
-		if filter, err = seccomp.Program(string(profile)); err != nil {
-			return Result{}, err
+		f, ok := rq.h.filters[profile]
+		if !ok {
+			return Result{}, fmt.Errorf("sandbox: no seccomp program for profile %q", profile)
 		}
+		filter = f.prog
 	}
 	rt := &runner.Task{
 		Spec: initproc.TaskSpec{

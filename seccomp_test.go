@@ -3,9 +3,11 @@ package svc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +162,13 @@ int main(int argc, char **argv)
 			_exit(0);
 		return survived(mode, r);
 	}
+	if (!strcmp(mode, "clone-newipc")) { /* the flag a shell's init clones with */
+		reached(argv[1]);
+		r = syscall(SYS_clone, CLONE_NEWIPC | SIGCHLD, 0, 0, 0, 0);
+		if (r == 0)
+			_exit(0);
+		return survived(mode, r);
+	}
 	reached(argv[1]);
 	if (!strcmp(mode, "fork"))
 		return result(child_status(fork()), "fork");
@@ -193,6 +202,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "unlisted")) /* harmless, on no allowlist */
 		return result(syscall(SYS_getpriority, PRIO_PROCESS, 0), "getpriority");
+	/* Calls a shell makes before a task's filter, which the v2 profiles
+	 * refuse (a layered shell's base allows them). */
+	if (!strcmp(mode, "capset"))
+		return result(syscall(SYS_capset, 0, 0), "capset");
+	if (!strcmp(mode, "setresuid"))
+		return result(syscall(SYS_setresuid, 0, 0, 0), "setresuid");
+	if (!strcmp(mode, "setpgid"))
+		return result(syscall(SYS_setpgid, 0, 0), "setpgid");
 	if (!strcmp(mode, "pthread")) {
 		pthread_t t[4];
 		for (int i = 0; i < 4; i++)
@@ -232,7 +249,7 @@ func probeCases() []probeCase {
 		cs = append(cs, probeCase{s, killAll})
 	}
 	for _, m := range []string{
-		"x32", "int80", "clone-newuser", "clone-newnet",
+		"x32", "int80", "clone-newuser", "clone-newnet", "clone-newipc",
 		"handler-unshare", "handler-ptrace", "handler-x32", "handler-int80", "handler-clone-newuser",
 	} {
 		cs = append(cs, probeCase{m, killAll})
@@ -256,18 +273,57 @@ func probeCases() []probeCase {
 			return "ok getpriority"
 		}},
 		probeCase{"pthread", func(svc.Profile) string { return "ok 4 threads" }},
+		probeCase{"capset", v2Or("EFAULT")},
+		probeCase{"setresuid", func(p svc.Profile) string {
+			if p == svc.ProfileNativeV2 {
+				return "ENOSYS"
+			}
+			return "EPERM" // allowed, with no privilege to use
+		}},
+		probeCase{"setpgid", v2Or("ok setpgid")},
 	)
+}
+
+// v2Or: ENOSYS under the v2 profiles, which do not list the call, else v1.
+func v2Or(v1 string) func(svc.Profile) string {
+	return func(p svc.Profile) string {
+		if strings.HasSuffix(string(p), "_v2") {
+			return "ENOSYS"
+		}
+		return v1
+	}
+}
+
+// filterSets are the two ways a sandbox installs the profiles' filters:
+// with every profile allowed, which share no base, each task process
+// installs its profile's whole program; with the v2 profiles only (the
+// default), each shell's init installs a base and each task process its
+// profile's residual over it (seccomp.Layers).
+var filterSets = []struct {
+	name     string
+	profiles []svc.Profile
+	filters  int // seccomp filters a task has
+}{
+	{"whole", svc.Profiles(), 1},
+	{"layered", []svc.Profile{svc.ProfileCompileV2, svc.ProfileNativeV2}, 2},
 }
 
 // TestSeccompMatrix compiles the probe once per profile and runs every
 // mode under it, eight at a time, checking the outcome, signal and exit
-// status of each, then that nothing is left behind.
+// status of each, then that nothing is left behind: with whole filters
+// and with layered ones.
 func TestSeccompMatrix(t *testing.T) {
-	// The four profiles run at once, each a request of steps eight
-	// tasks wide.
+	for _, set := range filterSets {
+		t.Run(set.name, func(t *testing.T) { seccompMatrix(t, set.profiles) })
+	}
+}
+
+func seccompMatrix(t *testing.T, profiles []svc.Profile) {
+	// The profiles run at once, each a request of steps eight tasks
+	// wide.
 	const width = 8
 	sb := newSeccompSandbox(t, svc.Config{
-		AllowedProfiles: svc.Profiles(),
+		AllowedProfiles: profiles,
 		Limits:          svc.Limits{MaxParallelTasks: width, MaxConcurrency: 4 * width},
 	})
 	cases := probeCases()
@@ -275,7 +331,7 @@ func TestSeccompMatrix(t *testing.T) {
 		t.Fatalf("%d probe modes need %d steps, more than %d", len(cases), n, sb.Limits().MaxSteps)
 	}
 	t.Run("profiles", func(t *testing.T) {
-		for _, prof := range svc.Profiles() {
+		for _, prof := range profiles {
 			t.Run(string(prof), func(t *testing.T) {
 				t.Parallel()
 				steps := []svc.Step{svc.Single(svc.Task{
@@ -555,38 +611,48 @@ int main(void) {
 // TestSeccompEarlyFilter: whether a task's filter was installed before
 // its release (a request prepared ahead expects the profile of the last
 // request's first task; a next step's tasks are known) or after it, the
-// task runs under exactly one filter, its profile's, with no_new_privs:
-// requests alternate profiles so that the guess is right and wrong, and
-// the native_v2 tasks, whose profile refuses chdir, have theirs installed
-// after release.
+// task runs under its profile's filter with no_new_privs: one filter when
+// each task installs its profile's whole program, two (its shell's base
+// and its residual) when layered. Requests alternate profiles so that the
+// guess is right and wrong, and the native_v2 tasks, whose profile
+// refuses chdir, have theirs installed after release.
 func TestSeccompEarlyFilter(t *testing.T) {
 	bin := buildC(t, filterProbe)
-	sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: svc.Profiles()})
-	run := func(prof svc.Profile) svc.Result {
-		t.Helper()
-		if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
-			// A placed file is not executable, and a native profile
-			// lets no shell fork: a first step makes it so.
-			resp := run(t, sb,
-				svc.Single(svc.Task{Cmd: "sh", Args: []string{"-c", "chmod +x prog"}, Files: map[string]svc.File{"prog": {Content: bin}}}),
-				svc.Single(svc.Task{Cmd: "./prog", SandboxProfile: prof}))
-			return resp.Results[1].Results[0]
-		}
-		task := cTask(bin)
-		task.SandboxProfile = prof
-		return one(t, sb, task)
-	}
-	for i, prof := range []svc.Profile{
-		svc.ProfileCompileV2, svc.ProfileCompileV2, svc.ProfileCompileV1, svc.ProfileNativeV1,
-		svc.ProfileNativeV1, svc.ProfileCompileV2, svc.ProfileNativeV2, svc.ProfileCompileV1, svc.ProfileCompileV2,
-	} {
-		r := run(prof)
-		want, outcome, code := "NoNewPrivs:\t1\nSeccomp_filters:\t1\nsocket ok\n", svc.OutcomeExited, 0
-		if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
-			want, outcome, code = "NoNewPrivs:\t1\nSeccomp_filters:\t1\n", svc.OutcomePolicyViolation, 159
-		}
-		if r.Outcome != outcome || r.ExitCode != code || r.Stdout != want {
-			t.Errorf("request %d (%s): %s exit %d, stdout\n%s\nwant %s exit %d, stdout\n%s", i, prof, r.Outcome, r.ExitCode, r.Stdout, outcome, code, want)
-		}
+	for _, set := range filterSets {
+		t.Run(set.name, func(t *testing.T) {
+			sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: set.profiles})
+			run := func(prof svc.Profile) svc.Result {
+				t.Helper()
+				if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
+					// A placed file is not executable, and a native
+					// profile lets no shell fork: a first step makes
+					// it so.
+					resp := run(t, sb,
+						svc.Single(svc.Task{Cmd: "sh", Args: []string{"-c", "chmod +x prog"}, Files: map[string]svc.File{"prog": {Content: bin}}}),
+						svc.Single(svc.Task{Cmd: "./prog", SandboxProfile: prof}))
+					return resp.Results[1].Results[0]
+				}
+				task := cTask(bin)
+				task.SandboxProfile = prof
+				return one(t, sb, task)
+			}
+			for i, prof := range []svc.Profile{
+				svc.ProfileCompileV2, svc.ProfileCompileV2, svc.ProfileCompileV1, svc.ProfileNativeV1,
+				svc.ProfileNativeV1, svc.ProfileCompileV2, svc.ProfileNativeV2, svc.ProfileCompileV1, svc.ProfileCompileV2,
+			} {
+				if !slices.Contains(set.profiles, prof) {
+					continue
+				}
+				r := run(prof)
+				head := fmt.Sprintf("NoNewPrivs:\t1\nSeccomp_filters:\t%d\n", set.filters)
+				want, outcome, code := head+"socket ok\n", svc.OutcomeExited, 0
+				if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
+					want, outcome, code = head, svc.OutcomePolicyViolation, 159
+				}
+				if r.Outcome != outcome || r.ExitCode != code || r.Stdout != want {
+					t.Errorf("request %d (%s): %s exit %d, stdout\n%s\nwant %s exit %d, stdout\n%s", i, prof, r.Outcome, r.ExitCode, r.Stdout, outcome, code, want)
+				}
+			}
+		})
 	}
 }

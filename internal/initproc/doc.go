@@ -66,6 +66,12 @@
 // received with the line (SO_PASSPIDFD, pidfd_getfd) before the release,
 // and the task process closes its own once released.
 //
+// A cell frame may carry a base seccomp program ('b'): the init installs
+// it once the sandbox is built, before it says it is ready, and makes only
+// the calls ShellCalls lists from then on; every task process inherits it
+// and installs its profile's residual over it (seccomp.Layers), which
+// decides the calls of ShellCalls as the profile does.
+//
 // # Protocol
 //
 // Spawn request (zygote socket, SOCK_SEQPACKET): struct svc_spawn, with
@@ -92,6 +98,7 @@
 //	'h'  the host name                                   cell
 //	'i'  uid, gid of the task inside the user namespace  cell
 //	'r'  rlimit: resource, soft, hard                    cell
+//	'b'  the base seccomp program, raw (no NUL)          cell
 //	'd'  the working directory                           task
 //	'c'  the command as given                            task
 //	'a'  one argv entry, argv[0] first                   task

@@ -801,6 +801,16 @@ static int shell_main(void)
 	if (setsid() < 0)
 		die("setsid", NULL);
 	drop_bounding_set();
+	// The base filter, which every task process inherits: from here on
+	// the init makes only the calls initproc.ShellCalls lists.
+	for (int i = 0; i < nrec; i++)
+		if (recs[i].tag == SVC_REC_BASE) {
+			struct sock_fprog base = {
+				.len = recs[i].len / sizeof(struct sock_filter),
+				.filter = (struct sock_filter *)recs[i].data,
+			};
+			install_filter(&base, 0);
+		}
 	// Without the arena every allocation of a task is mapped apart.
 	task_arena = mmap(NULL, TASK_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (task_arena == MAP_FAILED)

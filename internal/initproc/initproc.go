@@ -116,6 +116,12 @@ type CellSpec struct {
 	Hostname string
 	UID, GID int // the task's identity inside the user namespace
 	Rlimits  []Rlimit
+	// BaseFilter is a seccomp program (struct sock_filter[]) a shell's
+	// init installs once its sandbox is built, which every task process
+	// inherits; nil for none. It must allow ShellCalls, and decide no
+	// call of a task's profile more strictly than the profile does: each
+	// task's own filter decides the rest (seccomp.Layers).
+	BaseFilter []byte
 }
 
 // TaskSpec is the task a built sandbox runs.
@@ -155,6 +161,7 @@ func (s *CellSpec) Encode() []byte {
 	for _, r := range s.Rlimits {
 		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
 	}
+	b.filter(C.SVC_REC_BASE, s.BaseFilter)
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
 	return b
 }
@@ -197,6 +204,27 @@ func EncodeTaskFrame(plan mount.Plan, filter []byte, watched bool) []byte {
 // error). A task whose seccomp program allows them all unconditionally
 // can have it installed before it is released (EncodeTaskFrame).
 var PreExecCalls = []string{"read", "close", "mmap", "munmap", "chdir", "execve", "write", "exit_group"}
+
+// ShellCalls are the system calls a shell's init makes once its base
+// filter is installed (the end of its setup: CellSpec.BaseFilter), for
+// each task: receive it, mount its /svc, /tmp and /dev/shm, clone its task
+// process into a new IPC namespace, wait, kill and reap, undo the mounts,
+// reset the PID sequence, report; and those its task process makes before
+// it installs its own filter: its process group, rlimits, cgroups and
+// cgroup namespace, identity, capabilities, fds, then the filter, and
+// PreExecCalls after it. Traced (strace -f of the shell tests), with
+// the error paths' exit_group and the allocator's brk, mmap, munmap and
+// madvise. The base filter allows them all; each task's own filter then
+// decides them as its profile does (seccomp.Layers).
+var ShellCalls = []string{
+	// The init.
+	"recvmsg", "read", "write", "close", "fcntl", "dup3", "brk", "mmap", "munmap", "madvise",
+	"mount", "mount_setattr", "move_mount", "mkdir", "umount2", "clone", "wait4", "kill", "pwrite64",
+	"exit_group",
+	// The task process.
+	"prctl", "rt_sigaction", "setpgid", "prlimit64", "unshare", "setresgid", "setresuid", "capset",
+	"close_range", "seccomp", "chdir", "execve",
+}
 
 // filter appends the record of a seccomp program, if any.
 func (b *records) filter(tag byte, prog []byte) {

@@ -75,6 +75,7 @@ struct svc_spawn_reply {
 #define SVC_REC_RLIMIT 'r'   // resource, soft, hard
 #define SVC_REC_FILTER 'f'   // seccomp program: struct sock_filter[]
 #define SVC_REC_WATCHED 'n'  // seccomp program that notifies: installed with a listener
+#define SVC_REC_BASE 'b'     // seccomp program a shell's init installs once built
 
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"

@@ -45,4 +45,20 @@
 // the package's tests run the compiled programs on a BPF interpreter, and
 // the module's seccomp_test.go runs hostile probes and toolchains under
 // them on the kernel.
+//
+// # Layers
+//
+// Installing a filter costs its conversion, its JIT and the kernel's cache
+// of always-allowed calls, each in proportion to its length: about 0.1 ms
+// for a v2 profile. [NewLayers] splits a set of profiles that share a
+// default into a base, which a sandbox shell's init installs once and
+// every task process inherits, and a residual per profile, installed by
+// each task process (45 instructions for compile_v2 instead of 251). The
+// kernel runs every filter and keeps the strictest answer; the base
+// decides each call no more strictly than any profile of the set and
+// allows the calls the shell itself makes after it, and a residual holds
+// its profile's rules where the base is less strict. The tests run base
+// and residual together on the interpreter, on every call number and
+// every combination of the flags the rules test, against the profile's
+// own program, and show every rule of each residual is needed.
 package seccomp

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -340,5 +341,118 @@ func TestAllowsAlways(t *testing.T) {
 		if got := p.AllowsAlways(c.calls...); got != c.want {
 			t.Errorf("%s AllowsAlways(%v) = %v, want %v", c.profile, c.calls, got, c.want)
 		}
+	}
+}
+
+// TestLayers runs a shell's base filter and each profile's residual
+// together, the stricter answer winning as in the kernel, on every system
+// call number and, for the calls with conditions, every combination of
+// the flag bits they test and every socket domain: they must decide each
+// as the profile's own program does, watched or not.
+func TestLayers(t *testing.T) {
+	sets := [][]string{
+		{CompileV2, NativeV2}, {CompileV2}, {NativeV2},
+		{CompileV1, NativeV1}, {CompileV1}, {NativeV1},
+	}
+	// Every clone flag a rule tests, in every combination, over a fork's
+	// and a thread's other flags.
+	flagBits := []uint64{cloneThread, cloneVM, cloneNewNS, cloneNewCgroup, cloneNewUTS, cloneNewIPC, cloneNewUser, cloneNewPID, cloneNewNet}
+	var arg0s []uint64
+	for m := 0; m < 1<<len(flagBits); m++ {
+		var v uint64
+		for i, b := range flagBits {
+			if m&(1<<i) != 0 {
+				v |= b
+			}
+		}
+		arg0s = append(arg0s, v|0x11, v|0x003d0f00&^(cloneThread|cloneVM)|0x11)
+	}
+	for af := uint64(0); af < 64; af++ {
+		arg0s = append(arg0s, af, 1<<40|af)
+	}
+	var calls []call
+	for nr := int32(-1); nr < 600; nr++ {
+		calls = append(calls, call{arch: auditArchX8664, nr: nr})
+	}
+	for _, s := range []string{"clone", "socket", "socketpair", "mount", "unshare"} {
+		for _, a := range arg0s {
+			calls = append(calls, call{arch: auditArchX8664, nr: nr(t, s), args: [6]uint64{a, 1, 2}})
+		}
+	}
+	calls = append(calls,
+		call{arch: auditArchX8664, nr: x32Bit | 1}, call{arch: auditArchX8664, nr: 1000},
+		call{arch: auditArchI386, nr: 4}, call{arch: auditArchARM64, nr: 172})
+	// stricter is the kernel's choice between the residual's answer, of
+	// the filter installed last, and the base's.
+	stricter := func(res, base uint32) uint32 {
+		if int32(res&0xffff0000) <= int32(base&0xffff0000) {
+			return res
+		}
+		return base
+	}
+	for _, set := range sets {
+		var profiles []*Profile
+		for _, name := range set {
+			p, err := Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			profiles = append(profiles, p)
+		}
+		l, err := NewLayers(profiles, initproc.ShellCalls)
+		if err != nil {
+			t.Fatalf("%v: %v", set, err)
+		}
+		base, err := Build(l.Base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range profiles {
+			for _, watched := range []bool{false, true} {
+				full, err := Program(p.Name)
+				res := l.Residual[p.Name]
+				if watched && !p.RefusesSockets() {
+					full, err = WatchedProgram(p.Name)
+					if res, err = Watched(res); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				resProg, err := Build(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad := 0
+				for _, c := range calls {
+					got, want := stricter(run(t, resProg, c), run(t, base, c)), run(t, full, c)
+					if got != want && bad < 10 {
+						bad++
+						t.Errorf("%v, %s watched=%v: call %d(%#x) on %#x: layers %#x, the profile %#x", set, p.Name, watched, c.nr, c.args[0], c.arch, got, want)
+					}
+				}
+				t.Logf("%v, %s watched=%v: %d calls; residual %d instructions, the profile %d, the base %d",
+					set, p.Name, watched, len(calls), len(resProg)/8, len(full)/8, len(base)/8)
+				// Every rule of the residual counts: without any one of
+				// them, some call is decided otherwise.
+				for i := range res.Rules {
+					less := &Profile{Name: res.Name, Default: res.Default, Rules: slices.Delete(slices.Clone(res.Rules), i, i+1)}
+					prog, err := Build(less)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.ContainsFunc(calls, func(c call) bool { return stricter(run(t, prog, c), run(t, base, c)) != run(t, full, c) }) {
+						t.Errorf("%v, %s watched=%v: the residual's rule %+v changes nothing", set, p.Name, watched, res.Rules[i])
+					}
+				}
+			}
+		}
+	}
+	// Profiles of different defaults have no common base.
+	c1, _ := Lookup(CompileV1)
+	c2, _ := Lookup(CompileV2)
+	if _, err := NewLayers([]*Profile{c1, c2}, initproc.ShellCalls); err == nil {
+		t.Error("layers of compile_v1 and compile_v2: no error")
 	}
 }
