@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// benchTaskGroup returns a task group below a service group of its own,
-// both removed when the benchmark ends.
-func benchTaskGroup(b *testing.B) *Group {
+// benchService returns a service group of the benchmark's own, removed
+// when it ends.
+func benchService(b *testing.B) *Group {
 	b.Helper()
 	if os.Geteuid() != 0 {
 		b.Skip("needs root: makes cgroups")
@@ -17,12 +17,19 @@ func benchTaskGroup(b *testing.B) *Group {
 	if err != nil {
 		b.Skip(err)
 	}
-	g, err := h.Service("", fmt.Sprintf("bench-stats-%d", os.Getpid()))
+	g, err := h.Service("", fmt.Sprintf("bench-%d", os.Getpid()))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { g.Destroy() })
-	c, err := g.Child("t")
+	return g
+}
+
+// benchTaskGroup returns a task group below a service group of its own,
+// both removed when the benchmark ends.
+func benchTaskGroup(b *testing.B) *Group {
+	b.Helper()
+	c, err := benchService(b).Child("t")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,18 +70,7 @@ func BenchmarkStatsOpened(b *testing.B) {
 func BenchmarkTaskGroup(b *testing.B) {
 	for _, held := range []bool{false, true} {
 		b.Run(map[bool]string{false: "path", true: "held"}[held], func(b *testing.B) {
-			if os.Geteuid() != 0 {
-				b.Skip("needs root: makes cgroups")
-			}
-			h, err := Detect()
-			if err != nil {
-				b.Skip(err)
-			}
-			g, err := h.Service("", fmt.Sprintf("bench-group-%d", os.Getpid()))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer g.Destroy()
+			g := benchService(b)
 			if held {
 				if err := g.Hold(); err != nil {
 					b.Fatal(err)

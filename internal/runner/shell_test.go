@@ -150,6 +150,16 @@ func TestShellReuse(t *testing.T) {
 	}
 }
 
+// shellMounts counts the mounts of the shell's namespace.
+func shellMounts(t *testing.T, s *Shell) int {
+	t.Helper()
+	mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", s.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(mi), "\n")
+}
+
 // TestShellUndoMounts: a task's mounts are undone with one unmount, the
 // others moved into fresh directories of its /dev/shm tmpfs first; hostile
 // tasks that take those names (with a symlink to /svc, or a directory) or
@@ -159,15 +169,8 @@ func TestShellReuse(t *testing.T) {
 func TestShellUndoMounts(t *testing.T) {
 	requireRoot(t)
 	s := testShell(t)
-	mounts := func() int {
-		mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", s.pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Count(string(mi), "\n")
-	}
 	const look = "ls -A /dev/shm; grep -c . /proc/self/mountinfo"
-	idle := mounts()
+	idle := shellMounts(t, s)
 	want := strings.TrimSpace(string(runShell(t, s, "sh", "-c", look).Stdout))
 	if want == "" || strings.Contains(want, "\n") {
 		t.Fatalf("first task: %q, want a fresh /dev/shm and a mount count", want)
@@ -186,7 +189,7 @@ func TestShellUndoMounts(t *testing.T) {
 			if !s.Usable() {
 				t.Fatal("shell not usable")
 			}
-			if n := mounts(); n != idle {
+			if n := shellMounts(t, s); n != idle {
 				t.Errorf("the shell holds %d mounts after the task, %d idle before", n, idle)
 			}
 			if got := strings.TrimSpace(string(runShell(t, s, "sh", "-c", look).Stdout)); got != want {
@@ -326,11 +329,7 @@ func TestShellMemoryBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mi, err := os.ReadFile(fmt.Sprintf("/proc/%d/mountinfo", s.pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(ents), strings.Count(string(mi), "\n")
+		return len(ents), shellMounts(t, s)
 	}
 	run()
 	before := vmData()
