@@ -252,6 +252,9 @@ func taskFilters(profiles []Profile, watch bool) (base []byte, filters map[Profi
 		}
 		ps = append(ps, p)
 	}
+	// An error says the profiles cannot be split (the v1 and v2 profiles
+	// allowed together differ in their default action): their tasks
+	// install whole programs.
 	layers, lerr := seccomp.NewLayers(ps, initproc.ShellCalls)
 	if lerr == nil {
 		if base, err = seccomp.Build(layers.Base); err != nil {
