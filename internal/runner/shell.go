@@ -178,10 +178,14 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if len(theirs) > initproc.SpawnMaxFDs {
 		return nil, fmt.Errorf("sandbox: %d fds for a task, at most %d", len(theirs), initproc.SpawnMaxFDs)
 	}
-	if err := unix.Sendmsg(int(s.ctl.Fd()), msg.Encode(), unix.UnixRights(theirs...), nil, 0); err != nil {
-		return nil, fmt.Errorf("send a task to the shell: %w", err)
+	// The message and its frame in one call: the init reads both with
+	// no wait between.
+	b := append(msg.Encode(), frame...)
+	n, err := unix.SendmsgN(int(s.ctl.Fd()), b, unix.UnixRights(theirs...), nil, 0)
+	if err == nil && n < len(b) {
+		_, err = s.ctl.Write(b[n:])
 	}
-	if _, err := s.ctl.Write(frame); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("send a task to the shell: %w", err)
 	}
 	for _, fd := range theirs {
