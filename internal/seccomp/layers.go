@@ -16,12 +16,13 @@ import (
 // installing a filter costs its conversion, JIT and the kernel's cache of
 // always-allowed calls, each in proportion to its length.
 //
-// The base decides each call the strictest way that no profile of the set
-// is stricter than, and allows outright the calls the shell makes after
+// The base decides each call as the least strict profile of the set does
+// it, where the rules show which one that is, and allows it outright
+// otherwise; it also allows outright the calls the shell makes after
 // installing it (the setup calls): what the init does for each task and
-// what a task process does before its residual. A residual holds the
-// rules of the calls where its profile is stricter than the base, under a
-// default of Allow.
+// what a task process does before its residual. So the base is never
+// stricter than a profile. A residual holds its profile's rules for the
+// calls where the base is less strict, under a default of Allow.
 type Layers struct {
 	Base     *Profile
 	Residual map[string]*Profile // by profile name
