@@ -464,20 +464,8 @@ func measurePair[A, B any](bn *bench, n int, a func() (A, error), checkA func(A)
 	}
 	dsA, dsB = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	var busyA, busyB time.Duration
-	sampleA := func() error {
-		t := busyCPU()
-		d, err := timed(a, checkA)
-		busyA += busyCPU() - t
-		dsA = append(dsA, d)
-		return err
-	}
-	sampleB := func() error {
-		t := busyCPU()
-		d, err := timed(b, checkB)
-		busyB += busyCPU() - t
-		dsB = append(dsB, d)
-		return err
-	}
+	sampleA := func() error { return sample(a, checkA, &dsA, &busyA) }
+	sampleB := func() error { return sample(b, checkB, &dsB, &busyB) }
 	for i := range n {
 		if err := bn.ctx.Err(); err != nil {
 			return nil, nil, 0, 0, err
@@ -493,10 +481,22 @@ func measurePair[A, B any](bn *bench, n int, a func() (A, error), checkA func(A)
 			return nil, nil, 0, 0, err
 		}
 	}
-	if n > 0 && busyA >= 0 && busyB >= 0 {
+	if n > 0 {
 		cpuA, cpuB = busyA/time.Duration(n), busyB/time.Duration(n)
 	}
 	return dsA, dsB, cpuA, cpuB, nil
+}
+
+// sample times op once, appending its time to ds and the machine's busy
+// CPU meanwhile to busy (nothing when /proc/stat cannot be read).
+func sample[T any](op func() (T, error), check func(T) error, ds *[]time.Duration, busy *time.Duration) error {
+	t := busyCPU()
+	d, err := timed(op, check)
+	if t >= 0 {
+		*busy += busyCPU() - t
+	}
+	*ds = append(*ds, d)
+	return err
 }
 
 // busyCPU returns the time all CPUs of the machine have spent busy since

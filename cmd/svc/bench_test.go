@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,6 +73,32 @@ func TestBench(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "gcc") {
 		t.Errorf("--only ran more figures than asked")
+	}
+}
+
+// TestMeasurePair: the two operations alternate which goes first, each
+// is sampled n times after its warm-up runs, and a failed check ends the
+// row with its error.
+func TestMeasurePair(t *testing.T) {
+	var order []string
+	op := func(name string) func() (string, error) {
+		return func() (string, error) { order = append(order, name); return name, nil }
+	}
+	ok := func(string) error { return nil }
+	b := &bench{ctx: context.Background(), f: benchFlags{warmup: 1}}
+	dsA, dsB, _, _, err := measurePair(b, 3, op("a"), ok, op("b"), ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(order, ""), "ab"+"abbaab"; got != want {
+		t.Errorf("order %q, want %q (warm-up, then a first and b first in turn)", got, want)
+	}
+	if len(dsA) != 3 || len(dsB) != 3 {
+		t.Errorf("%d and %d samples, want 3 each", len(dsA), len(dsB))
+	}
+	bad := func(string) error { return errors.New("wrong output") }
+	if _, _, _, _, err := measurePair(b, 3, op("a"), ok, op("b"), bad); err == nil || !strings.Contains(err.Error(), "wrong output") {
+		t.Errorf("a failed check: %v", err)
 	}
 }
 

@@ -87,7 +87,7 @@ func (l *Layers) split(profiles []*Profile, call string, setup bool) error {
 	least := -1
 	if !setup {
 		for i := range profiles {
-			if slices.IndexFunc(profiles, func(q *Profile) bool { return !q.atLeast(call, profiles[i]) }) < 0 {
+			if !slices.ContainsFunc(profiles, func(q *Profile) bool { return !q.atLeast(call, profiles[i]) }) {
 				least = i
 				break
 			}
