@@ -216,6 +216,12 @@ type Stats struct {
 	OOMKillCount *int64 `json:"oom_kill_count"`
 	// PidsLimitHitCount counts the forks the pids limit refused.
 	PidsLimitHitCount *int64 `json:"pids_limit_hit_count"`
+	// DeniedSyscalls counts, by name, the system calls a v2 allowlist
+	// refused with ENOSYS in all the task's processes: empty when none
+	// (always under v1), nil when the sandbox could not watch them.
+	// Calls refused by the process rules (clone3) or killed by the
+	// dangerous set are not counted.
+	DeniedSyscalls map[string]int64 `json:"denied_syscalls"`
 }
 
 type completedJSON struct {
