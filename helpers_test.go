@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,9 +119,11 @@ func assertClean(t testing.TB, sb *svc.Sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The instance's own: .root is the skeleton every sandbox binds as
+	// its root, .localbin (with the links in .toolbin) its /usr/local/bin.
+	instance := []string{".lock", ".root", ".localbin", ".toolbin"}
 	for _, e := range entries {
-		// .root is the skeleton every sandbox binds as its root.
-		if e.Name() != ".lock" && e.Name() != ".root" {
+		if !slices.Contains(instance, e.Name()) {
 			t.Errorf("left in %s: %s", run, e.Name())
 		}
 	}
@@ -129,7 +132,7 @@ func assertClean(t testing.TB, sb *svc.Sandbox) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(mi), "\n") {
-		if strings.Contains(line, run+"/") {
+		if strings.Contains(line, run+"/") && !strings.Contains(line, run+"/.localbin ") {
 			t.Errorf("mount left: %s", line)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -53,10 +54,13 @@ type host struct {
 	cpuRate    float64 // CPUs a task may use at most, for the CPU-limit timer
 
 	// base is the seccomp program every shell's init installs, nil for
-	// none, and filters what each profile's task process installs over
-	// it: see taskFilters.
-	base    []byte
-	filters map[Profile]taskFilter
+	// none, with a listener when baseWatched, and filters what each
+	// profile's task process installs over it: see taskFilters. allows
+	// decides, for each profile, a call a listener was notified of.
+	base        []byte
+	baseWatched bool
+	filters     map[Profile]taskFilter
+	allows      map[Profile]func(nr int32, arg0 uint64) bool
 	// watch: early filters are installed in their watched form where
 	// they have one. Off from the start where the kernel cannot pass a
 	// listener (watchable), and off for good once taking one failed.
@@ -172,6 +176,12 @@ func openHost(cfg *Config) (*host, error) {
 		return nil, err
 	}
 	params := mount.Params{RootFS: cfg.RootFS, Skeleton: h.skeleton, ShmSize: 16 * MiB}
+	// Toolchains off the task PATH run by name. Without an overlay (a
+	// kernel without overlayfs) they do not, which is no reason to refuse
+	// every other task.
+	if params.LocalBin, err = localBin(cfg.RootFS, h.runDir); err != nil {
+		cfg.Logger.Warn("toolchains off the task PATH do not run by name", "err", err)
+	}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
 	h.watch.Store(watchable())
@@ -179,7 +189,11 @@ func openHost(cfg *Config) (*host, error) {
 	if !slices.Contains(profiles, cfg.DefaultProfile) {
 		profiles = append(slices.Clone(profiles), cfg.DefaultProfile)
 	}
-	if h.base, h.filters, err = taskFilters(profiles, h.watch.Load()); err != nil {
+	if h.base, h.baseWatched, h.filters, err = taskFilters(profiles, h.watch.Load(), userNotif()); err != nil {
+		h.close()
+		return nil, err
+	}
+	if h.allows, err = deciders(profiles); err != nil {
 		h.close()
 		return nil, err
 	}
@@ -225,10 +239,12 @@ func (h *host) expected() Profile {
 // installs.
 type taskFilter struct {
 	prog []byte
-	// watched is its watched form, which tells of every socket the task
-	// makes (seccomp.Watched), so that the network namespace of a task
-	// that made none is given back unread; nil for a profile that refuses
-	// sockets.
+	// watched is its watched form (seccomp.Watched), which tells a
+	// listener of every socket the task makes, so that the network
+	// namespace of a task that made none is given back unread, and of
+	// every call the allowlist refuses, which the task's stats count; nil
+	// where the shell's base filter has the listener, or for a profile
+	// whose watched form would never notify.
 	watched []byte
 	// early: the profile allows what a task process does before its
 	// execve (initproc.PreExecCalls), so the program can be installed
@@ -237,18 +253,22 @@ type taskFilter struct {
 }
 
 // taskFilters returns the seccomp programs of profiles, the profiles a
-// task may run under, with watch their watched forms too. Where the
-// profiles can be split (seccomp.Layers), base is the program a shell's
-// init installs once and each task process inherits, and a profile's
-// program is its residual, a fraction of the whole: base and residual
-// together decide every call as the profile does. Otherwise base is nil
-// and each task process installs its profile's whole program.
-func taskFilters(profiles []Profile, watch bool) (base []byte, filters map[Profile]taskFilter, err error) {
+// task may run under. Where the profiles can be split (seccomp.Layers)
+// and no residual refuses a call (which only a listener of its own could
+// count), base is the program a shell's init installs once and each task
+// process inherits, and a profile's program is its residual, a fraction
+// of the whole: base and residual together decide every call as the
+// profile does. The base is then watched (baseWatched) where the kernel
+// has listeners (notify): one listener per shell serves all its tasks.
+// Otherwise base is nil and each task process installs its profile's
+// whole program, watched where watch says a task process's listener can
+// be taken.
+func taskFilters(profiles []Profile, watch, notify bool) (base []byte, baseWatched bool, filters map[Profile]taskFilter, err error) {
 	var ps []*seccomp.Profile
 	for _, name := range profiles {
 		p, err := seccomp.Lookup(string(name))
 		if err != nil {
-			return nil, nil, err
+			return nil, false, nil, err
 		}
 		ps = append(ps, p)
 	}
@@ -256,33 +276,70 @@ func taskFilters(profiles []Profile, watch bool) (base []byte, filters map[Profi
 	// allowed together differ in their default action): their tasks
 	// install whole programs.
 	layers, lerr := seccomp.NewLayers(ps, initproc.ShellCalls)
-	if lerr == nil {
-		if base, err = seccomp.Build(layers.Base); err != nil {
-			return nil, nil, err
+	if lerr == nil && slices.ContainsFunc(ps, func(p *seccomp.Profile) bool { return layers.Residual[p.Name].Refuses() }) {
+		layers = nil
+	}
+	if layers != nil {
+		b := layers.Base
+		if notify {
+			if b, err = seccomp.Watched(b); err != nil {
+				return nil, false, nil, err
+			}
 		}
+		if base, err = seccomp.Build(b); err != nil {
+			return nil, false, nil, err
+		}
+		baseWatched = notify
 	}
 	filters = make(map[Profile]taskFilter, len(ps))
 	for _, p := range ps {
-		own := p
-		if layers != nil {
-			own = layers.Residual[p.Name]
-		}
 		f := taskFilter{early: p.AllowsAlways(initproc.PreExecCalls...)}
-		if f.prog, err = seccomp.Build(own); err != nil {
-			return nil, nil, err
+		if layers != nil {
+			f.prog, err = seccomp.Build(layers.Residual[p.Name])
+		} else {
+			f.prog, err = seccomp.Build(p)
 		}
-		if watch && !p.RefusesSockets() {
-			w, err := seccomp.Watched(own)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		if layers == nil && watch && p.Notifies() {
+			w, err := seccomp.Watched(p)
 			if err != nil {
-				return nil, nil, err
+				return nil, false, nil, err
 			}
 			if f.watched, err = seccomp.Build(w); err != nil {
-				return nil, nil, err
+				return nil, false, nil, err
 			}
 		}
 		filters[Profile(p.Name)] = f
 	}
-	return base, filters, nil
+	return base, baseWatched, filters, nil
+}
+
+// deciders returns, for each profile, how its listener answers a
+// notified call: through (true) or refused with ENOSYS (false).
+func deciders(profiles []Profile) (map[Profile]func(nr int32, arg0 uint64) bool, error) {
+	m := make(map[Profile]func(nr int32, arg0 uint64) bool, len(profiles))
+	for _, name := range profiles {
+		p, err := seccomp.Lookup(string(name))
+		if err != nil {
+			return nil, err
+		}
+		decide, err := p.Decider()
+		if err != nil {
+			return nil, err
+		}
+		m[name] = func(nr int32, arg0 uint64) bool { return decide(nr, arg0) == seccomp.Allow }
+	}
+	return m, nil
+}
+
+// userNotif reports whether the kernel has seccomp listeners
+// (SECCOMP_RET_USER_NOTIF, Linux 5.0).
+func userNotif() bool {
+	action := uint32(unix.SECCOMP_RET_USER_NOTIF)
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action)))
+	return e == 0
 }
 
 // watchable reports whether a task process's filter listener can be
@@ -524,11 +581,12 @@ func (rq *request) cellSpec() initproc.CellSpec {
 	cfg, l := rq.h.cfg, rq.h.cfg.Limits
 	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.CellSpec{
-		BaseFilter: rq.h.base,
-		Mounts:     rq.h.shellPlan,
-		Hostname:   "svc",
-		UID:        taskUID,
-		GID:        taskGID,
+		BaseFilter:  rq.h.base,
+		BaseWatched: rq.h.baseWatched,
+		Mounts:      rq.h.shellPlan,
+		Hostname:    "svc",
+		UID:         taskUID,
+		GID:         taskGID,
 		Rlimits: []initproc.Rlimit{
 			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
 			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(cfg.WorkspaceSize), Hard: uint64(cfg.WorkspaceSize)},
@@ -846,6 +904,7 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 		OutputLimit: l.OutputLimit,
 		Budget:      rq.budget,
 		NoSockets:   refusesSockets(profile),
+		Allows:      rq.h.allows[profile],
 	}
 	rr, err := c.c.Run(ctx, rt)
 	if err != nil {
@@ -866,7 +925,23 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return result(rr, st), nil
+	r := result(rr, st)
+	r.Stats.DeniedSyscalls = deniedSyscalls(profile, rr)
+	return r, nil
+}
+
+// deniedSyscalls names the calls the task's allowlist refused: nil where
+// no listener saw them, and none ever under a v1 profile, which refuses
+// nothing it does not kill (clone3's refusal is no allowlist's).
+func deniedSyscalls(p Profile, rr *runner.Result) map[string]int64 {
+	if !rr.Watched && strings.HasSuffix(string(p), "_v2") {
+		return nil
+	}
+	m := make(map[string]int64, len(rr.Denied))
+	for nr, n := range rr.Denied {
+		m[seccomp.CallName(nr)] += n
+	}
+	return m
 }
 
 // refusesSockets reports whether tasks under p can make no socket.

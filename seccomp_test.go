@@ -201,9 +201,9 @@ int main(int argc, char **argv)
 		return result(0, buf);
 	}
 	if (!strcmp(mode, "unlisted")) /* harmless, on no allowlist */
-		return result(syscall(SYS_getpriority, PRIO_PROCESS, 0), "getpriority");
-	/* Calls a shell makes before a task's filter, which the v2 profiles
-	 * refuse (a layered shell's base allows them). */
+		return result(syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0), "io_pgetevents");
+	/* Calls a shell makes before a task's filter (a layered shell's base
+	 * allows them), which the task's own filter then decides. */
 	if (!strcmp(mode, "capset"))
 		return result(syscall(SYS_capset, 0, 0), "capset");
 	if (!strcmp(mode, "setresuid"))
@@ -266,21 +266,12 @@ func probeCases() []probeCase {
 			return map[svc.Profile]string{svc.ProfileCompileV2: "ENOSYS", svc.ProfileCompileV1: "ok netlink"}[p]
 		}},
 		probeCase{"clone3", func(svc.Profile) string { return "ENOSYS" }},
-		probeCase{"unlisted", func(p svc.Profile) string {
-			if strings.HasSuffix(string(p), "_v2") {
-				return "ENOSYS"
-			}
-			return "ok getpriority"
-		}},
+		probeCase{"unlisted", v2Or("EINVAL")},
 		probeCase{"pthread", func(svc.Profile) string { return "ok 4 threads" }},
-		probeCase{"capset", v2Or("EFAULT")},
-		probeCase{"setresuid", func(p svc.Profile) string {
-			if p == svc.ProfileNativeV2 {
-				return "ENOSYS"
-			}
-			return "EPERM" // allowed, with no privilege to use
-		}},
-		probeCase{"setpgid", v2Or("ok setpgid")},
+		// Allowed, with no privilege to use.
+		probeCase{"capset", func(svc.Profile) string { return "EFAULT" }},
+		probeCase{"setresuid", func(svc.Profile) string { return "EPERM" }},
+		probeCase{"setpgid", func(svc.Profile) string { return "ok setpgid" }},
 	)
 }
 
@@ -511,15 +502,9 @@ func TestToolchains(t *testing.T) {
 	}
 	build[0].task.Files = files
 	goBuild := compile("go", "build", "-o", "../gohello.bin", ".")
+	// By name, in the task's own environment: Go's build cache and
+	// module cache go under $HOME, the workspace.
 	goBuild.WorkingDir = "/svc/gohello"
-	goBuild.Env = map[string]string{
-		"PATH":        "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin",
-		"GOCACHE":     "/tmp/gocache",
-		"GOPATH":      "/tmp/gopath",
-		"GOTOOLCHAIN": "local",
-		"GOFLAGS":     "-mod=mod",
-		"GOPROXY":     "off",
-	}
 	tools := []check{
 		{name: "python3", task: svc.Task{Cmd: "python3", Args: []string{"script.py"}, Stdin: numbers, SandboxProfile: svc.ProfileCompileV2}, stdout: "child ping"},
 		{name: "sh", task: compile("sh", "pipeline.sh"), stdout: "lines 6 sum 28"},
@@ -654,5 +639,32 @@ func TestSeccompEarlyFilter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every toolchain runs by its name: Go's, off the task PATH in
+// /usr/local/go, is found as /usr/local/bin/go, a link to it, beside the
+// root filesystem's own /usr/local/bin, which stays read-only.
+func TestGoByName(t *testing.T) {
+	requireRoot(t)
+	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
+		t.Skipf("no Go toolchain in /usr/local/go: %v", err)
+	}
+	host, err := os.ReadDir("/usr/local/bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := newSeccompSandbox(t, svc.Config{})
+	r := one(t, sb, sh(`command -v go; command -v gofmt; go version; readlink /usr/local/bin/go; ls /usr/local/bin; touch /usr/local/bin/x || echo read-only`))
+	expect(t, r, svc.OutcomeExited, 0)
+	for _, want := range []string{"/usr/local/bin/go\n/usr/local/bin/gofmt\n", "go version go1.", "/usr/local/go/bin/go\n", "read-only"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("stdout %q lacks %q\nstderr: %s", r.Stdout, want, r.Stderr)
+		}
+	}
+	for _, e := range host {
+		if !strings.Contains(r.Stdout, "\n"+e.Name()+"\n") {
+			t.Errorf("the host's /usr/local/bin/%s is not in the sandbox's: %q", e.Name(), r.Stdout)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"regexp"
 	"strconv"
 	"strings"
@@ -454,8 +455,9 @@ func TestServeAfterCrash(t *testing.T) {
 	p = startProcess(t, "STATE_DIR="+dir, "API_KEYS=crash-key")
 	p.key = "crash-key"
 	for _, e := range crashed {
-		// .root, the skeleton of sandbox roots, each instance makes anew.
-		if _, err := os.Stat(filepath.Join(dir, "run", e.Name())); e.Name() != ".lock" && e.Name() != ".root" && err == nil {
+		// .root, the skeleton of sandbox roots, and .localbin and
+		// .toolbin, their /usr/local/bin, each instance makes anew.
+		if _, err := os.Stat(filepath.Join(dir, "run", e.Name())); !slices.Contains([]string{".lock", ".root", ".localbin", ".toolbin"}, e.Name()) && err == nil {
 			t.Errorf("left after restart: %s", e.Name())
 		}
 	}

@@ -70,7 +70,11 @@
 // it once the sandbox is built, before it says it is ready, and makes only
 // the calls ShellCalls lists from then on; every task process inherits it
 // and installs its profile's residual over it (seccomp.Layers), which
-// decides the calls of ShellCalls as the profile does.
+// decides the calls of ShellCalls as the profile does. A notifying base
+// ('B', seccomp.Watched) is installed with a listener, which the init
+// sends on its control socket (one ShellListener byte, the fd in
+// SCM_RIGHTS) before its ready line, and closes: the parent answers the
+// notifications of every task of the shell, and no task has the fd.
 //
 // # Protocol
 //
@@ -99,6 +103,7 @@
 //	'i'  uid, gid of the task inside the user namespace  cell
 //	'r'  rlimit: resource, soft, hard                    cell
 //	'b'  the base seccomp program, raw (no NUL)          cell
+//	'B'  the same, notifying (installed with a listener) cell
 //	'd'  the working directory                           task
 //	'c'  the command as given                            task
 //	'a'  one argv entry, argv[0] first                   task

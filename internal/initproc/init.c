@@ -388,6 +388,27 @@ static int install_filter(const struct sock_fprog *prog, int watched)
 	return watched ? (int)rc : -1;
 }
 
+// send_fd sends the byte tag with fd in SCM_RIGHTS on the socket sock.
+static void send_fd(int sock, char tag, int fd)
+{
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n;
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		die("send the base filter's listener", NULL);
+}
+
 // early_filter is the task's seccomp program when its shell task brought
 // it (a filter record among its mount records): the task process installs
 // it before it says it is ready, off the task's critical path. From then
@@ -802,14 +823,21 @@ static int shell_main(void)
 		die("setsid", NULL);
 	drop_bounding_set();
 	// The base filter, which every task process inherits: from here on
-	// the init makes only the calls initproc.ShellCalls lists.
+	// the init makes only the calls initproc.ShellCalls lists. A watched
+	// base comes with a listener, which goes to the parent before the
+	// ready line; the init keeps no copy, and no task ever sees one.
 	for (int i = 0; i < nrec; i++)
-		if (recs[i].tag == SVC_REC_BASE) {
+		if (recs[i].tag == SVC_REC_BASE || recs[i].tag == SVC_REC_BASE_WATCHED) {
 			struct sock_fprog base = {
 				.len = recs[i].len / sizeof(struct sock_filter),
 				.filter = (struct sock_filter *)recs[i].data,
 			};
-			install_filter(&base, 0);
+			int watched = recs[i].tag == SVC_REC_BASE_WATCHED;
+			int listener = install_filter(&base, watched);
+			if (watched) {
+				send_fd(ctl, SVC_SHELL_LISTENER, listener);
+				close(listener);
+			}
 		}
 	// Without the arena every allocation of a task is mapped apart.
 	task_arena = mmap(NULL, TASK_ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

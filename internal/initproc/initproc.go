@@ -44,6 +44,9 @@ const (
 	SpawnMaxFDs  = C.SVC_SPAWN_MAX_FDS
 	ShellGone    = C.SVC_SHELL_GONE  // a shell's first answer: every process of the task is gone
 	ShellClean   = C.SVC_SHELL_CLEAN // its second: the task's mounts are undone, the shell ready
+	// ShellListener tags the init's message, before its ready line, that
+	// carries its watched base filter's listener (CellSpec.BaseWatched).
+	ShellListener = C.SVC_SHELL_LISTENER
 )
 
 // Encode returns the request as the zygote reads it.
@@ -122,6 +125,11 @@ type CellSpec struct {
 	// call of a task's profile more strictly than the profile does: each
 	// task's own filter decides the rest (seccomp.Layers).
 	BaseFilter []byte
+	// BaseWatched says BaseFilter notifies (seccomp.Watched): the init
+	// installs it with a listener and sends that on its control socket,
+	// one ShellListener byte with the fd in SCM_RIGHTS, before its ready
+	// line. No task process ever has it.
+	BaseWatched bool
 }
 
 // TaskSpec is the task a built sandbox runs.
@@ -161,7 +169,11 @@ func (s *CellSpec) Encode() []byte {
 	for _, r := range s.Rlimits {
 		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
 	}
-	b.filter(C.SVC_REC_BASE, s.BaseFilter)
+	if s.BaseWatched {
+		b.filter(C.SVC_REC_BASE_WATCHED, s.BaseFilter)
+	} else {
+		b.filter(C.SVC_REC_BASE, s.BaseFilter)
+	}
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
 	return b
 }
@@ -218,7 +230,7 @@ var PreExecCalls = []string{"read", "close", "mmap", "munmap", "chdir", "execve"
 // decides them as its profile does (seccomp.Layers).
 var ShellCalls = []string{
 	// The init.
-	"recvmsg", "read", "write", "close", "fcntl", "dup3", "brk", "mmap", "munmap", "madvise",
+	"recvmsg", "sendmsg", "read", "write", "close", "fcntl", "dup3", "brk", "mmap", "munmap", "madvise",
 	"mount", "mount_setattr", "move_mount", "mkdir", "umount2", "clone", "wait4", "kill", "pwrite64",
 	"exit_group",
 	// The task process.

@@ -76,6 +76,8 @@ struct svc_spawn_reply {
 #define SVC_REC_FILTER 'f'   // seccomp program: struct sock_filter[]
 #define SVC_REC_WATCHED 'n'  // seccomp program that notifies: installed with a listener
 #define SVC_REC_BASE 'b'     // seccomp program a shell's init installs once built
+#define SVC_REC_BASE_WATCHED 'B' // the same, notifying: installed with a listener, passed on
+#define SVC_SHELL_LISTENER 'L'   // init -> parent on the control socket: the base's listener in SCM_RIGHTS
 
 // Mount operations.
 #define SVC_MNT_MOUNT "mount"

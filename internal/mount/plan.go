@@ -82,6 +82,11 @@ type Params struct {
 	RootFS   string // host directory whose SystemDirs are bound read-only
 	Skeleton string // host directory made by MakeSkeleton from RootFS's entries
 	ShmSize  int64  // bytes of /dev/shm
+	// LocalBin, if set, is a host directory bound read-only over the
+	// sandbox's /usr/local/bin: RootFS's own with the commands of
+	// toolchains installed off the task PATH added (see the svc package's
+	// localBin).
+	LocalBin string
 }
 
 // The detached mount trees a sandbox's init is given, in this order: the
@@ -218,6 +223,9 @@ func ShellPlan(p Params, sys []SystemEntry) Plan {
 		if e.Target == "" {
 			plan = append(plan, Op{Kind: Bind, Src: filepath.Join(p.RootFS, e.Name), Dst: e.Name, Attr: ro | nosuid | nodev})
 		}
+	}
+	if p.LocalBin != "" {
+		plan = append(plan, Op{Kind: Bind, Src: p.LocalBin, Dst: "usr/local/bin", Attr: ro | nosuid | nodev})
 	}
 
 	// /dev: a directory of the root with the harmless devices bound from

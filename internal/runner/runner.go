@@ -52,6 +52,11 @@ type Task struct {
 	// socketpair: it cannot change its network namespace, which Close
 	// then gives back to be used again without reading it.
 	NoSockets bool
+	// Allows decides a call its watched filter notified (the number and
+	// the first argument), as the task's profile does: true lets it
+	// through, false answers it with ENOSYS and counts it as refused
+	// (Result.Denied). nil lets every notified call through.
+	Allows func(nr int32, arg0 uint64) bool
 }
 
 // Result is what happened to a task, before any interpretation.
@@ -65,6 +70,11 @@ type Result struct {
 	OutputExceeded  bool // an output limit killed it
 	Cancelled       bool // ctx killed it
 	WallTime        time.Duration
+	// Watched: a listener saw every call the task's filter refused or
+	// let through for it to know (Cell.Watched); Denied then counts the
+	// refused calls by number, nil for none.
+	Watched bool
+	Denied  map[int32]int64
 }
 
 // Killed reports whether the runner killed the task.
@@ -119,10 +129,18 @@ type Cell struct {
 	config, stdin, stdout, stderr, statR int
 	// notify is the listener of the task's watched filter, -1 for none:
 	// it tells of every socket the task's processes make, so a task that
-	// made none needs no look at its network namespace.
-	notify int
+	// made none needs no look at its network namespace, and of every
+	// call an allowlist refuses, which it counts. It is the cell's own
+	// (the task process's filter) or, with shellNotify, the shell's (its
+	// base filter), which the cell does not close.
+	notify      int
+	shellNotify bool
 	// sawSocket: a process of the task called socket or socketpair.
 	sawSocket bool
+	// allows and denied: Task.Allows and Result.Denied of the running
+	// task.
+	allows func(nr int32, arg0 uint64) bool
+	denied map[int32]int64
 
 	status *initproc.Status
 	used   bool
@@ -328,6 +346,9 @@ func (c *Cell) Close() error {
 
 // close closes the cell's files.
 func (c *Cell) close() {
+	if c.shellNotify {
+		c.notify = -1
+	}
 	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR, &c.notify} {
 		closeFD(fd)
 	}
@@ -412,6 +433,7 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		// writes them out.
 		stdin = unsafe.Slice(unsafe.StringData(t.Stdin), len(t.Stdin))
 	}
+	c.allows = t.Allows
 	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs))
 	// A task under a watched filter told of every socket it made.
 	c.netUsed = !t.NoSockets && (c.notify < 0 || c.sawSocket)
@@ -444,6 +466,7 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		r.Cancelled = true
 	}
 	r.WallTime = end.Sub(start)
+	r.Watched, r.Denied = c.notify >= 0, c.denied
 	return r, nil
 }
 
@@ -679,24 +702,39 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 }
 
 // answer serves the listener of the task's watched filter, which poll
-// found with revents: a notification is a process of the task in socket
-// or socketpair, which it lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE:
-// the filter has decided the call already, from its arguments alone) and
-// records. It returns false once no process has the filter any more.
+// found with revents: a notification is a process of the task in a call
+// the filter left to the listener, a socket or socketpair its profile
+// allows, which it lets through (SECCOMP_USER_NOTIF_FLAG_CONTINUE: the
+// filter has decided the call already, from its arguments alone) and
+// records, or a call the allowlist refuses, which it answers with ENOSYS
+// and counts. It returns false once no process has the filter any more.
 func (c *Cell) answer(revents int16) bool {
 	if revents&unix.POLLIN != 0 {
-		// struct seccomp_notif (80 bytes), zeroed as the kernel wants,
-		// and struct seccomp_notif_resp (24 bytes).
+		// struct seccomp_notif (80 bytes: id, pid, flags, then struct
+		// seccomp_data: nr, arch, instruction_pointer, args), zeroed as
+		// the kernel wants, and struct seccomp_notif_resp (24 bytes: id,
+		// val, error, flags).
 		var req [80]byte
 		if err := ioctlPtr(c.notify, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err == nil {
-			c.sawSocket = true
+			nr := int32(binary.NativeEndian.Uint32(req[16:]))
+			arg0 := binary.NativeEndian.Uint64(req[32:])
 			var resp [24]byte
 			copy(resp[0:8], req[0:8]) // id
-			binary.NativeEndian.PutUint32(resp[20:], unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+			if c.allows == nil || c.allows(nr, arg0) {
+				c.sawSocket = true
+				binary.NativeEndian.PutUint32(resp[20:], unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+			} else {
+				if c.denied == nil {
+					c.denied = make(map[int32]int64)
+				}
+				c.denied[nr]++
+				errno := -int32(unix.ENOSYS)
+				binary.NativeEndian.PutUint32(resp[16:], uint32(errno))
+			}
 			// ENOENT: the process is gone, and its call with it.
 			ioctlPtr(c.notify, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		} else if err != unix.ENOENT && err != unix.EINTR {
-			// Nothing more can be served: the task's socket calls
+			// Nothing more can be served: the task's notified calls
 			// would wait forever. It ends, its namespace read.
 			c.sawSocket = true
 			c.kill()

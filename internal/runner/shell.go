@@ -29,7 +29,10 @@ type Shell struct {
 	mu    sync.Mutex
 	pidfd *os.File
 	ctl   *os.File // our end of the control socket
-	netns *netns
+	// listener is the listener of the init's watched base filter, which
+	// every task process inherits; -1 for none.
+	listener int
+	netns    *netns
 	// netDirty: a task that may have made a socket ran since the network
 	// namespace last read as when it was made.
 	netDirty bool
@@ -83,7 +86,7 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Shell{}
+	s := &Shell{listener: -1}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -128,6 +131,11 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	if _, err := waitReady(ctx, statR, s.kill); err != nil {
 		return nil, err
 	}
+	if c.Spec.BaseWatched {
+		if s.listener, err = recvListener(s.ctl); err != nil {
+			return nil, err
+		}
+	}
 	shellCounts.made.Add(1)
 	return s, nil
 }
@@ -147,6 +155,13 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 		netCounts.reused.Add(1) // the shell's namespace, for another task
 	}
 	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1, notify: -1}
+	if s.listener >= 0 {
+		if t.Watched {
+			// A process's filters have at most one listener.
+			return nil, errors.New("sandbox: a watched task in a shell whose base filter is watched")
+		}
+		cell.notify, cell.shellNotify = s.listener, true
+	}
 	var theirs []int
 	defer func() {
 		for _, fd := range theirs {
@@ -198,8 +213,12 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if cell.status, pidfd, err = waitReadyFrom(ctx, r, s.kill); err != nil {
 		return nil, err
 	}
-	if cell.notify, err = takeListener(cell.status.Listener(), pidfd, watched); err != nil {
-		return nil, err
+	if !cell.shellNotify {
+		if cell.notify, err = takeListener(cell.status.Listener(), pidfd, watched); err != nil {
+			return nil, err
+		}
+	} else if pidfd >= 0 {
+		unix.Close(pidfd)
 	}
 	shellCounts.cells.Add(1)
 	return cell, nil
@@ -229,11 +248,39 @@ func takeListener(listener, pidfd int, watched bool) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("%w: pidfd_getfd: %w", ErrListener, err)
 	}
-	// A notified process waits for the answer: the kernel hands the CPU
-	// to this process's waiter and back (Linux 6.6; a hint, ignored
-	// where unknown).
-	_ = unix.IoctlSetInt(fd, unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	syncWakeUp(fd)
 	return fd, nil
+}
+
+// syncWakeUp asks the kernel to hand the CPU to this process's waiter on
+// the listener fd and back: a notified process waits for the answer
+// (Linux 6.6; a hint, ignored where unknown).
+func syncWakeUp(fd int) {
+	_ = unix.IoctlSetInt(fd, unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+}
+
+// recvListener receives the listener of an init's watched base filter
+// from its control socket, which carries it before anything else
+// (initproc.ShellListener).
+func recvListener(ctl *os.File) (int, error) {
+	var b [1]byte
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), b[:], oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("sandbox shell: receive the base filter's listener: %w", err)
+	}
+	var fds []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil && len(msgs) == 1 {
+		fds, _ = unix.ParseUnixRights(&msgs[0])
+	}
+	if n != 1 || b[0] != initproc.ShellListener || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return -1, errors.New("sandbox shell: no listener of its base filter on the control socket")
+	}
+	syncWakeUp(fds[0])
+	return fds[0], nil
 }
 
 // kill kills the shell's init, and with it every process of the shell.
@@ -306,6 +353,7 @@ func (s *Shell) Close() error {
 	if s.ctl != nil {
 		s.ctl.Close()
 	}
+	closeFD(&s.listener)
 	if s.netns != nil {
 		// Every process in it is gone: another cell may have it, as
 		// any namespace given back (see releaseNetns).

@@ -139,9 +139,12 @@ func commonRules() []Rule {
 	}
 	// clone3 passes its flags in memory a filter cannot read: refuse it,
 	// and libc falls back to clone, whose flags the rules check.
-	r = append(r, Rule{Syscall: "clone3", Action: ENOSYS})
-	return r
+	return append(r, refusedByRule()...)
 }
+
+// refusedByRule are the calls every profile refuses with ENOSYS by a rule
+// of its own, whatever its default: not refusals a listener counts.
+func refusedByRule() []Rule { return []Rule{{Syscall: "clone3", Action: ENOSYS}} }
 
 // compileRules: compilers, interpreters and build tools may create
 // processes (clone without namespace flags) and sockets of the families a
@@ -174,18 +177,53 @@ func nativeRules() []Rule {
 	}
 }
 
+// personalityRules: an allowlist lets a process query its execution
+// domain and set the ordinary Linux one, with or without address-space
+// randomization (setarch -R, debuggers) and with uname reporting 2.6
+// (PER_LINUX, UNAME26, ADDR_NO_RANDOMIZE, and 0xffffffff, the query), as
+// the containers' default profile does; other personalities (other ABIs,
+// READ_IMPLIES_EXEC) get the default.
+func personalityRules() []Rule {
+	var r []Rule
+	for _, v := range []uint64{0x0, 0x0008, 0x20000, 0x20008, 0xffffffff} {
+		r = append(r, Rule{Syscall: "personality", Action: Allow, Arg0: &Cond{Mask: 0xffffffff, Value: v}})
+	}
+	return r
+}
+
 // Ruled returns the calls the rules of a profile kind decide, which an
 // allowlist table must not name: the conditional and process calls.
 func Ruled() []string {
-	return []string{"clone", "clone3", "fork", "vfork", "socket", "socketpair"}
+	return []string{"clone", "clone3", "fork", "vfork", "socket", "socketpair", "personality"}
 }
 
-//go:embed allow_compile_v2.txt allow_native_v2.txt
+//go:embed allow_v2.txt refused_v2.txt
 var tables embed.FS
 
-// TableFile is the file, in this package's directory, holding the
-// allowlist of a v2 profile.
-func TableFile(profile string) string { return "allow_" + profile + ".txt" }
+// The files, in this package's directory, holding the allowlist both v2
+// profiles share and the calls it refuses on purpose, with the reasons.
+const (
+	AllowFile   = "allow_v2.txt"
+	RefusedFile = "refused_v2.txt"
+)
+
+// readTable parses one of the embedded tables.
+func readTable(name string) (*Table, error) {
+	f, err := tables.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := ParseTable(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
+}
+
+// Refused returns the table of refused_v2.txt: calls the containers'
+// default profile allows that the v2 allowlist refuses, grouped by reason.
+func Refused() (*Table, error) { return readTable(RefusedFile) }
 
 var profiles = sync.OnceValues(func() (map[string]*Profile, error) {
 	m := make(map[string]*Profile)
@@ -205,14 +243,10 @@ var profiles = sync.OnceValues(func() (map[string]*Profile, error) {
 		}
 		if p.allowlist {
 			prof.Default = ENOSYS
-			f, err := tables.Open(TableFile(p.name))
-			if err != nil {
+			prof.Rules = append(prof.Rules, personalityRules()...)
+			var err error
+			if prof.Table, err = readTable(AllowFile); err != nil {
 				return nil, err
-			}
-			prof.Table, err = ParseTable(f)
-			f.Close()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", TableFile(p.name), err)
 			}
 			for _, n := range prof.Table.Syscalls() {
 				prof.Rules = append(prof.Rules, Rule{Syscall: n, Action: Allow})
@@ -272,17 +306,27 @@ func (p *Profile) RefusesSockets() bool {
 // killed in every profile ([Dangerous]).
 var SocketCalls = []string{"socket", "socketpair"}
 
-// Watched returns the profile p with the calls that make sockets
-// ([SocketCalls]) notifying the filter's listener where p allows them:
-// each of their Allow rules becomes a Notify rule with the same condition,
-// and under a default of Allow (v1) a call with no rule gets an
-// unconditional one. Every call is decided as under p, and the listener
-// learns of each socket made: a task that made none needs no look at its
-// network namespace. It is an error if p leaves a socket call to a
-// default of Allow for some arguments only (a Notify rule could not cover
-// the rest); no profile here does.
+// Watched returns the profile p with a listener in mind: the calls that
+// make sockets ([SocketCalls]) notify the filter's listener where p
+// allows them (each of their Allow rules becomes a Notify rule with the
+// same condition, and under a default of Allow (v1) a call with no rule
+// gets an unconditional one), and under a default of ENOSYS (v2) every
+// call p leaves to its default notifies too. The listener lets the
+// socket calls through and answers the others with ENOSYS (see
+// [Profile.Decider]), so every call is decided as under p, while the
+// listener learns of each socket made (a task that made none needs no
+// look at its network namespace) and of each call the allowlist refused
+// (the task's denied_syscalls). It is an error if p leaves a socket call
+// to a default of Allow for some arguments only (a Notify rule could not
+// cover the rest); no profile here does.
 func Watched(p *Profile) (*Profile, error) {
 	w := &Profile{Name: p.Name + "+watched", Default: p.Default, Table: p.Table, Rules: slices.Clone(p.Rules)}
+	if w.Default == ENOSYS {
+		// The rules' own refusals stay refusals: p dropped them as
+		// saying what its default says.
+		w.Default = Notify
+		w.Rules = append(w.Rules, refusedByRule()...)
+	}
 	for _, call := range SocketCalls {
 		ruled, conditional := false, false
 		for i, r := range w.Rules {
@@ -300,10 +344,23 @@ func Watched(p *Profile) (*Profile, error) {
 		case !ruled:
 			w.Rules = append(w.Rules, Rule{Syscall: call, Action: Notify})
 		case conditional:
-			return nil, fmt.Errorf("seccomp: %s: %s is allowed by default for some arguments: no rule can watch it", p.Name, call)
+			return nil, fmt.Errorf("seccomp: %s: %s is allowed by default for some arguments only: no rule can watch it", p.Name, call)
 		}
 	}
 	return w, nil
+}
+
+// Notifies reports whether the profile's [Watched] form ever notifies:
+// it has an allowlist's default, or allows a socket call.
+func (p *Profile) Notifies() bool { return p.Default == ENOSYS || !p.RefusesSockets() }
+
+// Refuses reports whether some rule of the profile answers ENOSYS, other
+// than those of every profile ([refusedByRule]: no refusal a listener
+// counts).
+func (p *Profile) Refuses() bool {
+	return slices.ContainsFunc(p.Rules, func(r Rule) bool {
+		return r.Action == ENOSYS && !slices.ContainsFunc(refusedByRule(), func(q Rule) bool { return q.Syscall == r.Syscall })
+	})
 }
 
 // AllowsAlways reports whether the profile lets each of calls through

@@ -12,6 +12,9 @@
 //	compile_v1  allowed         as compile_v2, any socket family
 //	native_v1   allowed         as native_v2
 //
+// The v2 profiles allow the same calls otherwise (allow_v2.txt), and
+// personality only for the ordinary Linux domains and its query.
+//
 // In every profile the dangerous set ([Dangerous]: namespaces and mounts,
 // ptrace and other processes' memory, bpf, perf, userfaultfd, io_uring,
 // keys, kexec and modules, reboot, swap, acct, quotas, syslog, file
@@ -25,12 +28,19 @@
 //
 // # Allowlists
 //
-// The v2 allowlists are measured, not guessed: the files
-// allow_compile_v2.txt and allow_native_v2.txt (embedded; format in
-// [Table]) are checked and rewritten by the trace tool, which runs real
-// toolchains and programs under strace:
+// Both v2 profiles share one allowlist, allow_v2.txt (embedded; format in
+// [Table]): they differ only by the process and socket rules. It is
+// grounded in what real programs call and in a reference. The trace tool
+// runs real toolchains and programs under strace and checks and rewrites
+// the file:
 //
 //	go run ./internal/seccomp/trace [-v] [-write]
+//
+// and the module's conformance suite runs some two hundred programs on the
+// host and in the sandbox and fails on any difference or refused call.
+// The containers' default seccomp profile is the yardstick: every call it
+// allows on x86_64 is allowed, killed, decided by a rule, or listed in
+// refused_v2.txt ([Refused]) with the reason (TestContainersProfile).
 //
 // # Building
 //

@@ -167,3 +167,41 @@ func export(f *libseccomp.ScmpFilter) ([]byte, error) {
 	}
 	return prog, nil
 }
+
+// Decider returns a function that decides a call as the profile does,
+// from its number and first argument: the action of the call's rule whose
+// condition holds, or the default. A listener of a [Watched] filter asks
+// it what a notified call gets. Safe for concurrent use.
+func (p *Profile) Decider() (func(nr int32, arg0 uint64) Action, error) {
+	byNr := make(map[int32][]Rule)
+	for _, r := range p.Rules {
+		nr, err := Resolve(r.Syscall)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: %s: %w", p.Name, err)
+		}
+		byNr[int32(nr)] = append(byNr[int32(nr)], r)
+	}
+	def := p.Default
+	return func(nr int32, arg0 uint64) Action {
+		for _, r := range byNr[nr] {
+			if r.Arg0 == nil || arg0&r.Arg0.Mask == r.Arg0.Value {
+				return r.Action
+			}
+		}
+		return def
+	}, nil
+}
+
+// CallName returns the name of the native system call nr, or "syscall_<nr>"
+// for a number libseccomp does not know.
+func CallName(nr int32) string {
+	for name, n := range newer {
+		if int32(n) == nr {
+			return name
+		}
+	}
+	if name, err := libseccomp.ScmpSyscall(nr).GetName(); err == nil {
+		return name
+	}
+	return fmt.Sprintf("syscall_%d", nr)
+}

@@ -79,8 +79,9 @@ func TestTables(t *testing.T) {
 			killed = append(killed, n.Syscall)
 		}
 	}
-	for _, name := range []string{CompileV2, NativeV2} {
-		data, err := tables.ReadFile(TableFile(name))
+	parsed := make(map[string]*Table)
+	for _, name := range []string{AllowFile, RefusedFile} {
+		data, err := tables.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,12 +89,13 @@ func TestTables(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		parsed[name] = tb
 		var b bytes.Buffer
 		if err := tb.Format(&b); err != nil {
 			t.Fatal(err)
 		}
 		if b.String() != string(data) {
-			t.Errorf("%s is not in the format the trace tool writes; it would write:\n%s", TableFile(name), b.String())
+			t.Errorf("%s is not in the format the trace tool writes; it would write:\n%s", name, b.String())
 		}
 		for _, g := range tb.Groups {
 			if len(g.Comment) == 0 || g.Comment[0] == "" {
@@ -108,12 +110,17 @@ func TestTables(t *testing.T) {
 				t.Errorf("%s lists %s, which every profile kills", name, s)
 			}
 		}
-		// What the child runs after the filter: the PATH search and its
-		// failure report.
-		for _, s := range []string{"execve", "write", "exit_group"} {
-			if listed, _ := tb.Has(s); !listed {
-				t.Errorf("%s does not list %s", name, s)
-			}
+	}
+	// What the child runs after the filter: the PATH search and its
+	// failure report.
+	for _, s := range []string{"execve", "write", "exit_group"} {
+		if listed, _ := parsed[AllowFile].Has(s); !listed {
+			t.Errorf("%s does not list %s", AllowFile, s)
+		}
+	}
+	for _, s := range parsed[RefusedFile].Syscalls() {
+		if listed, _ := parsed[AllowFile].Has(s); listed {
+			t.Errorf("%s is both allowed (%s) and refused (%s)", s, AllowFile, RefusedFile)
 		}
 	}
 }

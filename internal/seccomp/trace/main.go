@@ -2,8 +2,8 @@
 
 // Command trace measures the v2 allowlists. It builds and runs the
 // workloads in testdata/ under strace -f, collects the system calls they
-// make, and compares them with the tables ../allow_compile_v2.txt and
-// ../allow_native_v2.txt.
+// make, and compares them with ../allow_v2.txt, the allowlist both v2
+// profiles share (they differ only by the process and socket rules).
 //
 // Run it from the module root, on the image the service runs (it needs
 // strace, gcc, g++, make, python3 and go). Run as root, it runs the
@@ -25,11 +25,9 @@
 // python3 running a script that imports the common modules, a local module,
 // starts a thread and a subprocess; go build of a module with goroutines;
 // a sh pipeline script with coreutils, sed, awk, find and xargs; make -j2
-// building and running a program. native_v2 is measured on the compiled
-// programs: C (dynamic and static, a libc tour including abort and a
-// segfault), C++ with threads (dynamic and static) and the Go binary.
-// compile_v2 is measured on the toolchains and on the compiled programs too,
-// since a compile step may run what it built (make check).
+// building and running a program; and the compiled programs: C (dynamic
+// and static, a libc tour including abort and a segfault), C++ with
+// threads (dynamic and static) and the Go binary.
 //
 // The calls the profiles decide by rule (clone, clone3, fork, vfork,
 // socket, socketpair) are reported but not listed in the tables.
@@ -59,7 +57,6 @@ import (
 // A workload is one traced command.
 type workload struct {
 	name   string
-	native bool     // a compiled program: measured for native_v2 as well
 	dir    string   // relative to the work directory
 	argv   []string // argv[0] is looked up in the workload PATH
 	stdin  string
@@ -81,16 +78,16 @@ var workloads = []workload{
 	{name: "sh", argv: strs("sh pipeline.sh")},
 	{name: "make", argv: strs("make -j2")},
 
-	// Compiled programs (native_v2 and compile_v2).
-	{name: "c", native: true, argv: strs("./hello"), stdin: numbers},
-	{name: "c-tour", native: true, argv: strs("./tour all"), stdin: numbers},
-	{name: "c-abort", native: true, argv: strs("./tour abort"), signal: syscall.SIGABRT},
-	{name: "c-segv", native: true, argv: strs("./tour segv"), signal: syscall.SIGSEGV},
-	{name: "c-static", native: true, argv: strs("./tour_static all"), stdin: numbers, needs: "static-c"},
-	{name: "c-static-abort", native: true, argv: strs("./tour_static abort"), signal: syscall.SIGABRT, needs: "static-c"},
-	{name: "c++-threads", native: true, argv: strs("./threads"), stdin: numbers},
-	{name: "c++-static", native: true, argv: strs("./threads_static"), stdin: numbers, needs: "static-c++"},
-	{name: "go", native: true, argv: strs("./gohello.bin"), stdin: numbers},
+	// Compiled programs.
+	{name: "c", argv: strs("./hello"), stdin: numbers},
+	{name: "c-tour", argv: strs("./tour all"), stdin: numbers},
+	{name: "c-abort", argv: strs("./tour abort"), signal: syscall.SIGABRT},
+	{name: "c-segv", argv: strs("./tour segv"), signal: syscall.SIGSEGV},
+	{name: "c-static", argv: strs("./tour_static all"), stdin: numbers, needs: "static-c"},
+	{name: "c-static-abort", argv: strs("./tour_static abort"), signal: syscall.SIGABRT, needs: "static-c"},
+	{name: "c++-threads", argv: strs("./threads"), stdin: numbers},
+	{name: "c++-static", argv: strs("./threads_static"), stdin: numbers, needs: "static-c++"},
+	{name: "go", argv: strs("./gohello.bin"), stdin: numbers},
 }
 
 func main() {
@@ -139,25 +136,22 @@ func main() {
 		"static-c++": hasLib("g++", "libstdc++.a"),
 	}
 
-	// Per profile: call -> workloads that made it.
-	traced := map[string]map[string][]string{seccomp.CompileV2: {}, seccomp.NativeV2: {}}
+	// call -> workloads that made it.
+	calls := make(map[string][]string)
 	var skipped []string
 	for _, w := range workloads {
 		if w.needs != "" && !have[w.needs] {
 			skipped = append(skipped, w.name+" (no "+w.needs+")")
 			continue
 		}
-		calls, err := trace(work, env, cred, w)
+		made, err := trace(work, env, cred, w)
 		if err != nil {
 			log("trace: %s: %v", w.name, err)
 			os.Exit(1)
 		}
-		log("%-16s %3d calls", w.name, len(calls))
-		for _, c := range calls {
-			traced[seccomp.CompileV2][c] = append(traced[seccomp.CompileV2][c], w.name)
-			if w.native {
-				traced[seccomp.NativeV2][c] = append(traced[seccomp.NativeV2][c], w.name)
-			}
+		log("%-16s %3d calls", w.name, len(made))
+		for _, c := range made {
+			calls[c] = append(calls[c], w.name)
 		}
 	}
 	if len(skipped) > 0 {
@@ -171,9 +165,8 @@ func main() {
 		}
 	}
 	failed := false
-	for _, prof := range []string{seccomp.CompileV2, seccomp.NativeV2} {
-		calls := traced[prof]
-		file := filepath.Join(pkgDir, seccomp.TableFile(prof))
+	{
+		file := filepath.Join(pkgDir, seccomp.AllowFile)
 		f, err := os.Open(file)
 		check(err)
 		table, err := seccomp.ParseTable(f)
@@ -206,7 +199,7 @@ func main() {
 			}
 		}
 
-		fmt.Printf("%s: %d calls traced\n", prof, len(calls))
+		fmt.Printf("%d calls traced\n", len(calls))
 		if *verbose {
 			for _, c := range slices.Sorted(maps.Keys(calls)) {
 				fmt.Printf("  %-24s %s\n", c, strings.Join(slices.Compact(calls[c]), " "))

@@ -1,0 +1,135 @@
+package svc_test
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/svc-sandbox/svc"
+)
+
+// refuserSrc makes argv[1] times a call no allowlist lists
+// (io_pgetevents), clone3 (refused by every profile's rule), and with
+// argv[2] "netlink" a socket of a family compile_v2 refuses, or with
+// "fork" the first call again in a child. It prints what each call got.
+const refuserSrc = `#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void show(const char *what, long r)
+{
+	printf("%s %s\n", what, r < 0 ? strerrorname_np(errno) : "ok");
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = atoi(argv[1]); i > 0; i--)
+		show("io_pgetevents", syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0));
+	show("clone3", syscall(SYS_clone3, NULL, 0));
+	if (argc > 2 && !strcmp(argv[2], "netlink"))
+		show("netlink", socket(AF_NETLINK, SOCK_RAW, 0));
+	if (argc > 2 && !strcmp(argv[2], "fork")) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			show("child io_pgetevents", syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0));
+			fflush(stdout);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+	}
+	return 0;
+}
+`
+
+// A refused call is never silent: each result's stats count, by name, the
+// calls a v2 allowlist refused with ENOSYS in all the task's processes; a
+// call refused by clone3's rule is not counted; v1 profiles refuse
+// nothing. With whole filters (each task process's listener) and with
+// layered ones (the shell's); a replayed result carries the count.
+func TestDeniedSyscalls(t *testing.T) {
+	for _, set := range filterSets {
+		t.Run(set.name, func(t *testing.T) {
+			sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: set.profiles})
+			build := svc.Single(svc.Task{
+				Cmd: "gcc", Args: []string{"-O1", "-o", "refuser", "refuser.c"},
+				Files: map[string]svc.File{"refuser.c": {Content: refuserSrc}},
+			})
+			type check struct {
+				task   svc.Task
+				denied map[string]int64
+				stdout string // a substring
+			}
+			task := func(p svc.Profile, args ...string) svc.Task {
+				return svc.Task{Cmd: "./refuser", Args: args, SandboxProfile: p}
+			}
+			checks := []check{
+				{task(svc.ProfileCompileV2, "3", "netlink"), map[string]int64{"io_pgetevents": 3, "socket": 1},
+					"io_pgetevents ENOSYS\nio_pgetevents ENOSYS\nio_pgetevents ENOSYS\nclone3 ENOSYS\nnetlink ENOSYS\n"},
+				{task(svc.ProfileCompileV2, "1", "fork"), map[string]int64{"io_pgetevents": 2}, "child io_pgetevents ENOSYS"},
+				{task(svc.ProfileNativeV2, "2"), map[string]int64{"io_pgetevents": 2}, "io_pgetevents ENOSYS\nio_pgetevents ENOSYS\nclone3 ENOSYS\n"},
+				{svc.Task{Cmd: "true", SandboxProfile: svc.ProfileCompileV2}, map[string]int64{}, ""},
+				{svc.Task{Cmd: "true", SandboxProfile: svc.ProfileNativeV2}, map[string]int64{}, ""},
+			}
+			if set.name == "whole" {
+				checks = append(checks,
+					check{task(svc.ProfileCompileV1, "2", "netlink"), map[string]int64{}, "io_pgetevents EINVAL\nio_pgetevents EINVAL\nclone3 ENOSYS\nnetlink ok\n"},
+					check{task(svc.ProfileNativeV1, "1"), map[string]int64{}, "io_pgetevents EINVAL\n"})
+			}
+			steps := []svc.Step{build}
+			for _, c := range checks {
+				steps = append(steps, svc.Single(c.task))
+			}
+			resp := run(t, sb, steps...)
+			expect(t, resp.Results[0].Results[0], svc.OutcomeExited, 0)
+			for i, c := range checks {
+				r := resp.Results[1+i].Results[0]
+				expect(t, r, svc.OutcomeExited, 0)
+				got := r.Stats.DeniedSyscalls
+				if got == nil || !maps.Equal(got, c.denied) {
+					t.Errorf("%s %v under %s: denied_syscalls %v, want %v", c.task.Cmd, c.task.Args, c.task.SandboxProfile, got, c.denied)
+				}
+				if !strings.Contains(r.Stdout, c.stdout) {
+					t.Errorf("%s %v under %s: stdout %q, want %q in it", c.task.Cmd, c.task.Args, c.task.SandboxProfile, r.Stdout, c.stdout)
+				}
+			}
+			// On the wire: a map by name, {} when none.
+			b, err := json.Marshal(resp.Results[3].Results[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `"denied_syscalls":{"io_pgetevents":2}`) {
+				t.Errorf("native_v2 result: %s", b)
+			}
+			if b, _ = json.Marshal(resp.Results[4].Results[0]); !strings.Contains(string(b), `"denied_syscalls":{}`) {
+				t.Errorf("/bin/true result: %s", b)
+			}
+			assertClean(t, sb)
+		})
+	}
+}
+
+// A replayed result carries the refused calls of the run it replays.
+func TestDeniedSyscallsReplayed(t *testing.T) {
+	sb := newSeccompSandbox(t, svc.Config{Cache: newCache(t, svc.CacheConfig{})})
+	yes := true
+	steps := []svc.Step{
+		svc.Single(svc.Task{Cmd: "gcc", Args: []string{"-O1", "-o", "refuser", "refuser.c"}, Cache: &yes,
+			Files: map[string]svc.File{"refuser.c": {Content: refuserSrc}}}),
+		svc.Single(svc.Task{Cmd: "./refuser", Args: []string{"2"}, SandboxProfile: svc.ProfileNativeV2, Cache: &yes}),
+	}
+	want := map[string]int64{"io_pgetevents": 2}
+	for i := range 2 {
+		r := run(t, sb, steps...).Results[1].Results[0]
+		if r.Replayed != (i == 1) || !maps.Equal(r.Stats.DeniedSyscalls, want) {
+			t.Errorf("run %d: replayed %v, denied_syscalls %v, want %v", i, r.Replayed, r.Stats.DeniedSyscalls, want)
+		}
+	}
+}
