@@ -11,8 +11,9 @@ import (
 
 // refuserSrc makes argv[1] times a call no allowlist lists
 // (io_pgetevents), clone3 (refused by every profile's rule), and with
-// argv[2] "netlink" a socket of a family compile_v2 refuses, or with
-// "fork" the first call again in a child. It prints what each call got.
+// argv[2] "netlink" a socket of a family compile_v2 refuses, with "pidfd"
+// pidfd_open (allowed to compile_v2 only), or with "fork" the first call
+// again in a child. It prints what each call got.
 const refuserSrc = `#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
 	for (int i = atoi(argv[1]); i > 0; i--)
 		show("io_pgetevents", syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0));
 	show("clone3", syscall(SYS_clone3, NULL, 0));
+	if (argc > 2 && !strcmp(argv[2], "pidfd"))
+		show("pidfd_open", syscall(SYS_pidfd_open, getpid(), 0));
 	if (argc > 2 && !strcmp(argv[2], "netlink"))
 		show("netlink", socket(AF_NETLINK, SOCK_RAW, 0));
 	if (argc > 2 && !strcmp(argv[2], "fork")) {
@@ -75,6 +78,9 @@ func TestDeniedSyscalls(t *testing.T) {
 					"io_pgetevents ENOSYS\nio_pgetevents ENOSYS\nio_pgetevents ENOSYS\nclone3 ENOSYS\nnetlink ENOSYS\n"},
 				{task(svc.ProfileCompileV2, "1", "fork"), map[string]int64{"io_pgetevents": 2}, "child io_pgetevents ENOSYS"},
 				{task(svc.ProfileNativeV2, "2"), map[string]int64{"io_pgetevents": 2}, "io_pgetevents ENOSYS\nio_pgetevents ENOSYS\nclone3 ENOSYS\n"},
+				// A call the profiles differ on: the listener decides.
+				{task(svc.ProfileCompileV2, "0", "pidfd"), map[string]int64{}, "pidfd_open ok"},
+				{task(svc.ProfileNativeV2, "0", "pidfd"), map[string]int64{"pidfd_open": 1}, "pidfd_open ENOSYS"},
 				{svc.Task{Cmd: "true", SandboxProfile: svc.ProfileCompileV2}, map[string]int64{}, ""},
 				{svc.Task{Cmd: "true", SandboxProfile: svc.ProfileNativeV2}, map[string]int64{}, ""},
 			}
@@ -101,14 +107,14 @@ func TestDeniedSyscalls(t *testing.T) {
 				}
 			}
 			// On the wire: a map by name, {} when none.
-			b, err := json.Marshal(resp.Results[3].Results[0])
+			b, err := json.Marshal(resp.Results[3].Results[0]) // native_v2 2
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(string(b), `"denied_syscalls":{"io_pgetevents":2}`) {
 				t.Errorf("native_v2 result: %s", b)
 			}
-			if b, _ = json.Marshal(resp.Results[4].Results[0]); !strings.Contains(string(b), `"denied_syscalls":{}`) {
+			if b, _ = json.Marshal(resp.Results[6].Results[0]); !strings.Contains(string(b), `"denied_syscalls":{}`) { // true
 				t.Errorf("/bin/true result: %s", b)
 			}
 			assertClean(t, sb)

@@ -253,13 +253,13 @@ type taskFilter struct {
 }
 
 // taskFilters returns the seccomp programs of profiles, the profiles a
-// task may run under. Where the profiles can be split (seccomp.Layers)
-// and no residual refuses a call (which only a listener of its own could
-// count), base is the program a shell's init installs once and each task
-// process inherits, and a profile's program is its residual, a fraction
-// of the whole: base and residual together decide every call as the
-// profile does. The base is then watched (baseWatched) where the kernel
-// has listeners (notify): one listener per shell serves all its tasks.
+// task may run under. Where the profiles can be split (seccomp.Layers),
+// base is the program a shell's init installs once and each task process
+// inherits, and a profile's program is its residual, a fraction of the
+// whole: base and residual together decide every call as the profile
+// does. The base is watched (baseWatched) where the kernel has listeners
+// (notify): one listener per shell serves all its tasks, and decides the
+// calls the profiles differ on by refusal (seccomp.Layers.Watched).
 // Otherwise base is nil and each task process installs its profile's
 // whole program, watched where watch says a task process's listener can
 // be taken.
@@ -276,20 +276,18 @@ func taskFilters(profiles []Profile, watch, notify bool) (base []byte, baseWatch
 	// allowed together differ in their default action): their tasks
 	// install whole programs.
 	layers, lerr := seccomp.NewLayers(ps, initproc.ShellCalls)
-	if lerr == nil && slices.ContainsFunc(ps, func(p *seccomp.Profile) bool { return layers.Residual[p.Name].Refuses() }) {
-		layers = nil
+	if lerr == nil && notify {
+		// Watched, one listener per shell sees every refusal; where
+		// that cannot be, tasks install whole programs.
+		layers, lerr = layers.Watched()
 	}
-	if layers != nil {
-		b := layers.Base
-		if notify {
-			if b, err = seccomp.Watched(b); err != nil {
-				return nil, false, nil, err
-			}
-		}
-		if base, err = seccomp.Build(b); err != nil {
+	if lerr == nil {
+		if base, err = seccomp.Build(layers.Base); err != nil {
 			return nil, false, nil, err
 		}
 		baseWatched = notify
+	} else {
+		layers = nil
 	}
 	filters = make(map[Profile]taskFilter, len(ps))
 	for _, p := range ps {

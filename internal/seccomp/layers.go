@@ -207,3 +207,48 @@ func sameRules(a, b []Rule) bool {
 			(x.Arg0 == nil) == (y.Arg0 == nil) && (x.Arg0 == nil || *x.Arg0 == *y.Arg0)
 	})
 }
+
+// Watched returns the layers for a shell whose base filter has the
+// listener ([Watched]), which decides every call it is notified of as the
+// task's profile does ([Profile.Decider]). Under allowlists, a call some
+// residual refuses outright (ENOSYS without a condition: a call one
+// profile allows and another does not, such as pidfd_open) would be
+// answered by the kernel before the listener could count it, since a task
+// process's residual can have no listener of its own: it notifies in the
+// base instead, and leaves the residuals. The profiles that allow it then take the
+// listener's slow path for it, those that refuse it have it counted. It
+// is an error if a residual refuses a call for some arguments only.
+func (l *Layers) Watched() (*Layers, error) {
+	w := &Layers{Residual: make(map[string]*Profile, len(l.Residual))}
+	var moved []string
+	for name, r := range l.Residual {
+		res := &Profile{Name: r.Name, Default: r.Default}
+		for _, rule := range r.Rules {
+			switch {
+			case rule.Action != ENOSYS || l.Base.Default != ENOSYS ||
+				slices.ContainsFunc(refusedByRule(), func(q Rule) bool { return q.Syscall == rule.Syscall }):
+				res.Rules = append(res.Rules, rule)
+			case rule.Arg0 != nil:
+				return nil, fmt.Errorf("seccomp: layers: %s refuses %s for some arguments only: no listener could count it", r.Name, rule.Syscall)
+			default:
+				moved = append(moved, rule.Syscall)
+			}
+		}
+		w.Residual[name] = res
+	}
+	base := &Profile{Name: l.Base.Name, Default: l.Base.Default, Table: l.Base.Table}
+	for _, rule := range l.Base.Rules {
+		if !slices.Contains(moved, rule.Syscall) {
+			base.Rules = append(base.Rules, rule)
+		}
+	}
+	slices.Sort(moved)
+	for _, call := range slices.Compact(moved) {
+		base.Rules = append(base.Rules, Rule{Syscall: call, Action: Notify})
+	}
+	var err error
+	if w.Base, err = Watched(base); err != nil {
+		return nil, err
+	}
+	return w, nil
+}

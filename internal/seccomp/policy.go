@@ -165,8 +165,13 @@ func compileRules() []Rule {
 
 // nativeRules: a compiled submission makes no processes and no sockets;
 // it may make threads (CLONE_THREAD|CLONE_VM, no namespace flag).
+// pidfd_open fails with ENOSYS, whatever the allowlist says: the Go
+// runtime (1.23 and later) probes with it before it uses pidfds, and the
+// probe's last step clones a process, which would kill the task; refused,
+// Go falls back to plain signals.
 func nativeRules() []Rule {
 	return []Rule{
+		{Syscall: "pidfd_open", Action: ENOSYS},
 		{Syscall: "fork", Action: Kill},
 		{Syscall: "vfork", Action: Kill},
 		{Syscall: "socket", Action: Kill},
@@ -248,8 +253,11 @@ var profiles = sync.OnceValues(func() (map[string]*Profile, error) {
 			if prof.Table, err = readTable(AllowFile); err != nil {
 				return nil, err
 			}
+			// The kind's rules decide a call before the table.
 			for _, n := range prof.Table.Syscalls() {
-				prof.Rules = append(prof.Rules, Rule{Syscall: n, Action: Allow})
+				if !slices.ContainsFunc(prof.Rules, func(r Rule) bool { return r.Syscall == n }) {
+					prof.Rules = append(prof.Rules, Rule{Syscall: n, Action: Allow})
+				}
 			}
 		}
 		// A rule that says what the default says is no rule (v1's
@@ -353,15 +361,6 @@ func Watched(p *Profile) (*Profile, error) {
 // Notifies reports whether the profile's [Watched] form ever notifies:
 // it has an allowlist's default, or allows a socket call.
 func (p *Profile) Notifies() bool { return p.Default == ENOSYS || !p.RefusesSockets() }
-
-// Refuses reports whether some rule of the profile answers ENOSYS, other
-// than those of every profile ([refusedByRule]: no refusal a listener
-// counts).
-func (p *Profile) Refuses() bool {
-	return slices.ContainsFunc(p.Rules, func(r Rule) bool {
-		return r.Action == ENOSYS && !slices.ContainsFunc(refusedByRule(), func(q Rule) bool { return q.Syscall == r.Syscall })
-	})
-}
 
 // AllowsAlways reports whether the profile lets each of calls through
 // whatever its arguments: no rule of the call does anything else, and
