@@ -12,7 +12,7 @@ while True:
     crc = zlib.crc32(b, crc)
     chunks += 1
 print(total, crc, chunks > 0, flush=True)
-data = memoryview(b"0123456789abcdef\n" * 100000)
+data = memoryview(b"0123456789abcdef\n" * 50000)
 while data:
     n = os.write(1, data)
     data = data[n:]
