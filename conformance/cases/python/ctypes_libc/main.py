@@ -1,8 +1,7 @@
 import ctypes
-import ctypes.util
 
-libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+libc = ctypes.CDLL("libc.so.6")
+libm = ctypes.CDLL("libm.so.6")
 print(libc.strlen(b"hello, world"))
 arr = (ctypes.c_int * 10)(*[9, 3, 7, 1, 8, 2, 6, 0, 5, 4])
 CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
