@@ -11,7 +11,10 @@ import (
 func main() {
 	fmt.Println("before")
 	os.Stdout.Sync()
-	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		fmt.Println("kill:", err)
+		os.Exit(1)
+	}
 	time.Sleep(10 * time.Second)
 	fmt.Println("after (never printed)")
 }
