@@ -13,7 +13,6 @@ func get(xs []int, i int) int {
 func main() {
 	xs := []int{1, 2, 3}
 	fmt.Println("sum", xs[0]+xs[1]+xs[2])
-	os.Stdout.Sync()
 	idx := len(os.Args) + 4
 	fmt.Println(get(xs, idx))
 }

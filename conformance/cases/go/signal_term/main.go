@@ -10,7 +10,6 @@ import (
 
 func main() {
 	fmt.Println("before")
-	os.Stdout.Sync()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		fmt.Println("kill:", err)
 		os.Exit(1)

@@ -3,7 +3,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"runtime/debug"
 )
 
@@ -16,6 +15,5 @@ func down(n int) int {
 func main() {
 	debug.SetMaxStack(64 << 20)
 	fmt.Println("recursing")
-	os.Stdout.Sync()
 	fmt.Println(down(0))
 }
