@@ -23,7 +23,7 @@ func (t *tree) dfs(v int32, seen *int) {
 }
 
 func main() {
-	fmt.Println(depth(3_000_000))
+	fmt.Println(depth(2_000_000))
 	n := 500_000
 	t := &tree{kids: make([][]int32, n)}
 	for v := 1; v < n; v++ {

@@ -13,7 +13,7 @@ type node struct {
 }
 
 func main() {
-	big := make([]byte, 200<<20)
+	big := make([]byte, 100<<20)
 	for i := 0; i < len(big); i += 4096 {
 		big[i] = byte(i >> 12)
 	}
@@ -26,7 +26,7 @@ func main() {
 	runtime.GC()
 	debug.FreeOSMemory()
 	var head *node
-	for i := 0; i < 2_000_000; i++ {
+	for i := 0; i < 1_000_000; i++ {
 		head = &node{next: head, val: [4]int{i}}
 	}
 	n := 0
@@ -34,12 +34,12 @@ func main() {
 		n++
 	}
 	fmt.Println("list", n)
-	m := make(map[int]string, 1<<20)
-	for i := 0; i < 1_000_000; i++ {
+	m := make(map[int]string)
+	for i := 0; i < 500_000; i++ {
 		m[i] = "v"
 	}
 	fmt.Println("map", len(m))
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Println("stats", ms.NumGC > 0, ms.TotalAlloc > 200<<20, ms.Sys > 0)
+	fmt.Println("stats", ms.NumGC > 0, ms.TotalAlloc > 100<<20, ms.Sys > 0)
 }
