@@ -1,0 +1,3 @@
+module prog
+
+go 1.24

@@ -1,0 +1,2 @@
+def tri(n):
+    return n * (n + 1) // 2

@@ -1,0 +1,2 @@
+def parse(s):
+    return int(s)
