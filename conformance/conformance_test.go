@@ -171,6 +171,9 @@ func (s *suite) runCase(t *testing.T, dir string) {
 		return
 	}
 	t.Logf("host: %v in %v", host, time.Since(begin).Round(time.Millisecond))
+	if host.BuildCalls != nil {
+		t.Log(strings.TrimPrefix(traceNote("build", host.BuildCalls, svc.ProfileCompileV2), "\n"))
+	}
 	for _, p := range c.Profiles {
 		t.Run(string(p), func(t *testing.T) { s.runProfile(t, c, p, files, stdin, host) })
 	}

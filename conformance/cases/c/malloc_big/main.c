@@ -22,7 +22,7 @@ int main(void) {
     free(z);
     char *r = NULL;
     size_t cap = 0;
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < 16; i++) {
         cap = cap * 2 + 1024;
         r = realloc(r, cap);
         r[cap - 1] = 1;

@@ -13,6 +13,8 @@ int main(void) {
     fputs(fgets(line, sizeof line, t), stdout);
     fclose(t);
     const char *dir = getenv("TMPDIR");
+    if (!dir)
+        dir = "/tmp";
     printf("TMPDIR %s\n", dir);
     char path[256];
     snprintf(path, sizeof path, "%s/judgeXXXXXX", dir);

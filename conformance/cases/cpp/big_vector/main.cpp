@@ -1,11 +1,11 @@
-// 400 MB of vectors: allocation, sort of 50 million ints, reserve/shrink.
+// 200 MB of vectors: allocation, nth_element of 25 million ints, reserve/shrink.
 #include <algorithm>
 #include <iostream>
 #include <vector>
 using namespace std;
 
 int main() {
-    vector<int> v(50000000);
+    vector<int> v(25000000);
     unsigned s = 99;
     for (auto &x : v) {
         s ^= s << 13;
