@@ -10,7 +10,7 @@ int main() {
     this_thread::sleep_for(milliseconds(50));
     this_thread::sleep_until(t0 + milliseconds(120));
     auto el = duration_cast<milliseconds>(steady_clock::now() - t0).count();
-    cout << "slept >= 120 ms: " << (el >= 120) << ", < 2 s: " << (el < 2000) << '\n';
+    cout << "slept >= 120 ms: " << (el >= 120) << ", < 10 s: " << (el < 10000) << '\n';
     auto now = system_clock::to_time_t(system_clock::now());
     cout << "after 2020: " << (now > 1577836800) << '\n';
     auto hr = high_resolution_clock::now();
