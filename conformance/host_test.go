@@ -182,7 +182,19 @@ func (h *hostDir) run(argv []string, stdin string, timeout time.Duration, trace 
 			Credential: &syscall.Credential{Uid: hostID, Gid: hostID, Groups: []uint32{}},
 		},
 	}
-	err = cmd.Start()
+	// ETXTBSY: a program the case built or placed was still open for
+	// writing in a child another goroutine forked meanwhile, until that
+	// child's execve (Go issue 22315): it passes once the child has
+	// exec'd.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err = cmd.Start()
+		if !errors.Is(err, syscall.ETXTBSY) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+		cmd = &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Dir: cmd.Dir, Env: cmd.Env,
+			Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: cmd.SysProcAttr}
+	}
 	pr.Close()
 	if err != nil {
 		return result{}, fmt.Errorf("start %s: %w", argv[0], err)
