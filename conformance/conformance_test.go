@@ -45,7 +45,9 @@ var asV1 = map[svc.Profile]svc.Profile{
 // SVC_CONFORMANCE_V1=1 runs the v2 profiles as their v1 counterparts, to
 // tell a refused call from another difference; SVC_CONFORMANCE_STRACE=1
 // runs the host side under strace and names the calls each profile's
-// allowlist lacks; under CI=true a case whose tools are missing fails
+// allowlist lacks, and SVC_CONFORMANCE_STRACE=<file> also appends each
+// case's calls to file, a line "<lang>/<name> call call ..." per build
+// and run (the trace tool's -corpus reads them); under CI=true a case whose tools are missing fails
 // instead of skipping.
 func TestConformance(t *testing.T) {
 	svctest.RequireRoot(t)
@@ -76,12 +78,18 @@ func TestConformance(t *testing.T) {
 		}),
 		v1:       os.Getenv("SVC_CONFORMANCE_V1") == "1",
 		ci:       os.Getenv("CI") == "true",
-		trace:    os.Getenv("SVC_CONFORMANCE_STRACE") == "1",
+		trace:    os.Getenv("SVC_CONFORMANCE_STRACE") != "",
 		sem:      make(chan struct{}, parallelCases),
 		expected: make(map[string]int),
 	}
 	if s.v1 {
 		t.Log("SVC_CONFORMANCE_V1=1: v2 profiles run as v1")
+	}
+	if out := os.Getenv("SVC_CONFORMANCE_STRACE"); out != "" && out != "1" {
+		if s.traceOut, err = os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.traceOut.Close() })
 	}
 	start := time.Now()
 	t.Cleanup(func() { t.Log(s.summary(time.Since(start))) })
@@ -100,9 +108,12 @@ type suite struct {
 	v1    bool
 	ci    bool
 	trace bool // the host side runs under strace
+	// traceOut is SVC_CONFORMANCE_STRACE's file, for the calls of every
+	// case; nil for none.
+	traceOut *os.File
 	sem   chan struct{}
 
-	mu        sync.Mutex // guards the tally below
+	mu        sync.Mutex // guards the tally below and the writes to traceOut
 	cases     int
 	skipped   int
 	runs      int
@@ -171,6 +182,7 @@ func (s *suite) runCase(t *testing.T, dir string) {
 		return
 	}
 	t.Logf("host: %v in %v", host, time.Since(begin).Round(time.Millisecond))
+	s.record(t, c, host.BuildCalls, host.Calls)
 	if host.BuildCalls != nil {
 		t.Log(strings.TrimPrefix(traceNote("build", host.BuildCalls, svc.ProfileCompileV2), "\n"))
 	}
@@ -241,6 +253,23 @@ func prepareInput(t *testing.T, c *testCase) (map[string]string, string, error) 
 		return files, string(out), nil
 	}
 	return files, "", nil
+}
+
+// record appends the traced calls of a case to the trace file, if any.
+func (s *suite) record(t *testing.T, c *testCase, calls ...[]string) {
+	if s.traceOut == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cs := range calls {
+		if len(cs) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(s.traceOut, "%s/%s %s\n", c.Lang, c.Name, strings.Join(cs, " ")); err != nil {
+			t.Errorf("trace file: %v", err)
+		}
+	}
 }
 
 // hostRun is the host side of a case: the build's calls (under strace)

@@ -29,8 +29,13 @@
 // and static, a libc tour including abort and a segfault), C++ with
 // threads (dynamic and static) and the Go binary.
 //
+// With -corpus it also runs the conformance suite (conformance/, some two
+// hundred programs a judge or a script runs) with its host side under
+// strace, and counts their calls as workloads too.
+//
 // The calls the profiles decide by rule (clone, clone3, fork, vfork,
-// socket, socketpair) are reported but not listed in the tables.
+// socket, socketpair, personality) are reported but not listed in the
+// table.
 package main
 
 import (
@@ -94,8 +99,9 @@ func main() {
 	write := flag.Bool("write", false, "rewrite the tables: add missing calls, drop calls no longer traced")
 	verbose := flag.Bool("v", false, "print the workloads that made each call")
 	keep := flag.Bool("keep", false, "keep the work directory")
+	corpus := flag.Bool("corpus", false, "trace the conformance corpus too (go test ./conformance/ with SVC_CONFORMANCE_STRACE)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./internal/seccomp/trace [-v] [-write] [-keep]\n(from the module root)\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./internal/seccomp/trace [-v] [-write] [-keep] [-corpus]\n(from the module root)\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -156,6 +162,14 @@ func main() {
 	}
 	if len(skipped) > 0 {
 		log("skipped: %s", strings.Join(skipped, ", "))
+	}
+	if *corpus {
+		n, err := traceCorpus(work, calls)
+		if err != nil {
+			log("trace: conformance corpus: %v", err)
+			os.Exit(1)
+		}
+		log("%-16s %3d cases", "conformance", n)
 	}
 
 	killed := make(map[string]bool)
@@ -230,6 +244,35 @@ func main() {
 	if failed {
 		os.Exit(1)
 	}
+}
+
+// traceCorpus runs the conformance suite with its host side under strace
+// (SVC_CONFORMANCE_STRACE naming a file in work) and adds the calls of
+// each case's build and run to calls, as made by "conformance/<case>". It
+// returns how many cases it read. The suite's own verdict does not
+// matter here: a case the sandbox fails still shows what it calls.
+func traceCorpus(work string, calls map[string][]string) (int, error) {
+	out := filepath.Join(work, "conformance.calls")
+	cmd := exec.Command("go", "test", "-count=1", "-run", "TestConformance", "./conformance/")
+	cmd.Env = append(os.Environ(), "SVC_CONFORMANCE_STRACE="+out)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "trace: the conformance suite did not pass (%v); its calls count all the same\n", err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return 0, fmt.Errorf("%w\n%s", err, output.Bytes())
+	}
+	cases := make(map[string]bool)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		name, rest, _ := strings.Cut(line, " ")
+		cases[name] = true
+		for _, c := range strings.Fields(rest) {
+			calls[c] = append(calls[c], "conformance/"+name)
+		}
+	}
+	return len(cases), nil
 }
 
 // trace runs one workload under strace -f and returns the calls it made,
