@@ -3,6 +3,7 @@ package svctest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -294,17 +295,24 @@ func (r *Report) Accepted() bool {
 }
 
 // String returns the report as a table: the build, then one line per
-// case with its verdict, CPU time, wall time, peak memory and how the run
-// ended. A failed build shows the start of the compiler's messages.
+// case with its verdict, CPU time, wall time, peak memory, how the run
+// ended and the system calls the sandbox refused it (stats.denied_syscalls:
+// a program that misbehaves here and not on a host names the cause). A
+// failed build shows the start of the compiler's messages.
 //
-//	build: exited 0, cpu 371 ms, wall 402 ms
-//	case   verdict              cpu      wall     memory    ended
+//	build: exit 0, cpu 371 ms, wall 402 ms
+//	case   verdict              cpu      wall     memory    ended              refused
 //	1      accepted             1 ms     2 ms     1.1 MiB   exit 0
 //	big    time limit exceeded  1000 ms  1004 ms  1.1 MiB   cpu_time_exceeded
+//	io     wrong answer         1 ms     2 ms     1.1 MiB   exit 0             io_pgetevents 2
 func (r *Report) String() string {
 	var b strings.Builder
 	if r.Build != nil {
-		fmt.Fprintf(&b, "build: %s, cpu %s, wall %d ms\n", ended(*r.Build), cpuTime(r.Build.Stats), r.Build.Stats.WallTimeMs)
+		fmt.Fprintf(&b, "build: %s, cpu %s, wall %d ms", ended(*r.Build), cpuTime(r.Build.Stats), r.Build.Stats.WallTimeMs)
+		if d := refused(r.Build.Stats); d != "" {
+			fmt.Fprintf(&b, ", refused %s", d)
+		}
+		b.WriteByte('\n')
 		if msg := strings.TrimSpace(r.Build.Stderr); msg != "" && !(r.Build.Outcome == svc.OutcomeExited && r.Build.ExitCode == 0) {
 			lines := strings.SplitN(msg, "\n", 11)
 			if len(lines) > 10 {
@@ -316,15 +324,15 @@ func (r *Report) String() string {
 		}
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tverdict\tcpu\twall\tmemory\tended")
+	fmt.Fprintln(tw, "case\tverdict\tcpu\twall\tmemory\tended\trefused")
 	for _, c := range r.Cases {
 		res := c.Result
 		if !res.Outcome.Ran() {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t%s\n", c.Name, c.Verdict, res.Outcome)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d ms\t%s\t%s\n", c.Name, c.Verdict, cpuTime(res.Stats),
-			res.Stats.WallTimeMs, memory(res.Stats), ended(res))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d ms\t%s\t%s\t%s\n", c.Name, c.Verdict, cpuTime(res.Stats),
+			res.Stats.WallTimeMs, memory(res.Stats), ended(res), refused(res.Stats))
 	}
 	tw.Flush()
 	return b.String()
@@ -346,6 +354,19 @@ func cpuTime(s svc.Stats) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d ms", *s.CPUUsageUsec/1000)
+}
+
+// refused lists the calls the sandbox refused a run, by name with their
+// counts ("writev 3, poll 1"), "" for none, "?" where it could not tell.
+func refused(s svc.Stats) string {
+	if s.DeniedSyscalls == nil {
+		return "?"
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(s.DeniedSyscalls)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, s.DeniedSyscalls[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func memory(s svc.Stats) string {

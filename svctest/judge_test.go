@@ -215,3 +215,38 @@ func TestVerdictOf(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeReportsRefusedCalls: the table names the calls the sandbox
+// refused each run, so a submission that misbehaves only here says why.
+func TestJudgeReportsRefusedCalls(t *testing.T) {
+	sb := svctest.New(t, svc.Config{})
+	p := svctest.C(`#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+	int n;
+	if (scanf("%d", &n) != 1)
+		return 1;
+	for (int i = 0; i < n; i++)
+		syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0);
+	printf("%d\n", n);
+	return 0;
+}
+`)
+	rep, err := svctest.Judge(context.Background(), sb, p, []svctest.Case{{Name: "none", Input: "0", Want: "0\n"}, {Name: "two", Input: "2", Want: "2\n"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep)
+	if got := rep.Cases[1].Result.Stats.DeniedSyscalls; got["io_pgetevents"] != 2 || len(got) != 1 {
+		t.Errorf("denied_syscalls %v", got)
+	}
+	if got := rep.Cases[0].Result.Stats.DeniedSyscalls; got == nil || len(got) != 0 {
+		t.Errorf("denied_syscalls of a run that made no refused call: %v", got)
+	}
+	lines := strings.Split(rep.String(), "\n")
+	if !strings.HasSuffix(strings.TrimSpace(lines[1]), "refused") || !strings.HasSuffix(lines[3], "io_pgetevents 2") ||
+		strings.Contains(lines[2], "io_pgetevents") {
+		t.Errorf("the table does not show the refused calls by case:\n%s", rep)
+	}
+}
