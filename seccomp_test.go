@@ -56,6 +56,7 @@ const probeSrc = `#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/sched.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "socket-unix"))
 		return result(socket(AF_UNIX, SOCK_STREAM, 0), "unix");
+	if (!strcmp(mode, "getpwnam")) { /* nscd's socket first, then /etc/passwd */
+		struct passwd *pw = getpwnam("root");
+		return result(pw && pw->pw_uid == 0 ? 0 : -1, "root");
+	}
 	if (!strcmp(mode, "socket-inet"))
 		return result(socket(AF_INET, SOCK_STREAM, 0), "inet");
 	if (!strcmp(mode, "socket-inet6"))
@@ -258,7 +263,15 @@ func probeCases() []probeCase {
 		probeCase{"fork", compileOr("ok fork")},
 		probeCase{"vfork", compileOr("ok vfork")},
 		probeCase{"clone-process", compileOr("ok clone")},
-		probeCase{"socket-unix", compileOr("ok unix")},
+		// Refused, not killed, to a native task: glibc's user lookups
+		// try nscd's unix socket first.
+		probeCase{"socket-unix", func(p svc.Profile) string {
+			if p == svc.ProfileCompileV2 || p == svc.ProfileCompileV1 {
+				return "ok unix"
+			}
+			return "EACCES"
+		}},
+		probeCase{"getpwnam", func(svc.Profile) string { return "ok root" }},
 		probeCase{"socket-inet", compileOr("ok inet")},
 		probeCase{"socket-inet6", compileOr("ok inet6")},
 		probeCase{"socketpair", compileOr("ok ping")},

@@ -35,7 +35,7 @@ func strictness(a Action) int {
 		return 0
 	case Notify:
 		return 1
-	case ENOSYS:
+	case ENOSYS, EACCES:
 		return 2
 	}
 	return 3 // Kill
@@ -147,12 +147,23 @@ func (p *Profile) rulesOf(call string) []Rule {
 
 // decidesAll reports whether the rules of call decide every value of its
 // arguments without the default: there is none, or one without a
-// condition, or conditions on arg0 bits few enough to try every
-// combination of, which all match some rule.
+// condition, or a pair that splits every value in two (Cond), or
+// conditions on arg0 bits few enough to try every combination of, which
+// all match some rule.
 func (p *Profile) decidesAll(call string) bool {
 	rules := p.rulesOf(call)
 	if len(rules) == 0 || slices.ContainsFunc(rules, func(r Rule) bool { return r.Arg0 == nil }) {
 		return true
+	}
+	for _, r := range rules {
+		if r.Arg0.Ne && slices.ContainsFunc(rules, func(q Rule) bool {
+			return !q.Arg0.Ne && q.Arg0.Mask == ^uint64(0) && q.Arg0.Value == r.Arg0.Value
+		}) {
+			return true
+		}
+	}
+	if slices.ContainsFunc(rules, func(r Rule) bool { return r.Arg0.Ne }) {
+		return false // not worked out
 	}
 	var mask uint64
 	for _, r := range rules {
@@ -163,7 +174,7 @@ func (p *Profile) decidesAll(call string) bool {
 	}
 	// Every value of the mask's bits, through the subsets of mask.
 	for v := uint64(0); ; v = (v - mask) & mask {
-		if !slices.ContainsFunc(rules, func(r Rule) bool { return v&r.Arg0.Mask == r.Arg0.Value }) {
+		if !slices.ContainsFunc(rules, func(r Rule) bool { return r.Arg0.Holds(v) }) {
 			return false
 		}
 		if v == mask {
@@ -174,21 +185,23 @@ func (p *Profile) decidesAll(call string) bool {
 
 // atLeast reports whether p decides each call of call at least as
 // strictly as q does, as far as the rules show without solving their
-// conditions: p decides it by one unconditional action at least as strict
-// as every action q can give it, or both have the same rules.
+// conditions: both have the same rules, or p decides every value by its
+// own rules (or its default), each action at least as strict as every
+// action q can give it.
 func (p *Profile) atLeast(call string, q *Profile) bool {
 	pr, qr := p.rulesOf(call), q.rulesOf(call)
 	if sameRules(pr, qr) && (p.Default == q.Default || q.decidesAll(call)) {
 		return true
 	}
-	var pa Action
-	switch {
-	case len(pr) == 0:
-		pa = p.Default
-	case len(pr) == 1 && pr[0].Arg0 == nil:
-		pa = pr[0].Action
-	default:
-		return false
+	least := strictness(p.Default)
+	if len(pr) > 0 {
+		if !p.decidesAll(call) {
+			return false
+		}
+		least = 3
+		for _, r := range pr {
+			least = min(least, strictness(r.Action))
+		}
 	}
 	most := 0
 	for _, r := range qr {
@@ -197,7 +210,7 @@ func (p *Profile) atLeast(call string, q *Profile) bool {
 	if len(qr) == 0 || !q.decidesAll(call) {
 		most = max(most, strictness(q.Default))
 	}
-	return strictness(pa) >= most
+	return least >= most
 }
 
 // sameRules reports whether a and b are the same rules in the same order.

@@ -34,6 +34,10 @@ const (
 	// (SECCOMP_USER_NOTIF_FLAG_CONTINUE); with no listener the call fails
 	// with ENOSYS. Only [Watched] profiles have it.
 	Notify
+	// EACCES fails the call with EACCES: a rule's refusal of a call the
+	// policy forbids where trying must not kill (glibc's user lookups
+	// try nscd's unix socket first, and fall back to /etc/passwd).
+	EACCES
 )
 
 func (a Action) String() string {
@@ -46,16 +50,31 @@ func (a Action) String() string {
 		return "kill"
 	case Notify:
 		return "notify"
+	case EACCES:
+		return "EACCES"
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }
 
-// Cond is a condition on the first argument: (arg0 & Mask) == Value.
-// Masks stay within the low 32 bits, like the kernel, which reads the clone
-// flags and socket domains these conditions test as 32-bit values: high
-// bits a caller sets cannot steer a call past a rule.
+// Cond is a condition on the first argument: (arg0 & Mask) == Value, or
+// with Ne, arg0 != Value in any of its 64 bits (Mask unused). Masks stay
+// within the low 32 bits, like the kernel, which reads the clone flags and
+// socket domains these conditions test as 32-bit values: high bits a
+// caller sets cannot steer a call past a rule. The one exception is a
+// pair that splits a call's every value in two, Mask all 64 bits with
+// Value v, and Ne with v: high bits make a value unequal and select the
+// Ne rule, which is the stricter one.
 type Cond struct {
 	Mask, Value uint64
+	Ne          bool
+}
+
+// Holds reports whether the condition holds for arg0.
+func (c *Cond) Holds(arg0 uint64) bool {
+	if c.Ne {
+		return arg0 != c.Value
+	}
+	return arg0&c.Mask == c.Value
 }
 
 // Rule gives the action for a system call, when its condition (if any)
@@ -164,7 +183,11 @@ func compileRules() []Rule {
 }
 
 // nativeRules: a compiled submission makes no processes and no sockets;
-// it may make threads (CLONE_THREAD|CLONE_VM, no namespace flag).
+// it may make threads (CLONE_THREAD|CLONE_VM, no namespace flag). A unix
+// socket fails with EACCES instead of killing: glibc's getpwuid and
+// getgrgid ask nscd through one before they read /etc/passwd, and the JVM
+// looks its user up as it starts; refused, they fall back. Every other
+// socket kills.
 // pidfd_open fails with ENOSYS, whatever the allowlist says: the Go
 // runtime (1.23 and later) probes with it before it uses pidfds, and the
 // probe's last step clones a process, which would kill the task; refused,
@@ -174,7 +197,8 @@ func nativeRules() []Rule {
 		{Syscall: "pidfd_open", Action: ENOSYS},
 		{Syscall: "fork", Action: Kill},
 		{Syscall: "vfork", Action: Kill},
-		{Syscall: "socket", Action: Kill},
+		{Syscall: "socket", Action: EACCES, Arg0: &Cond{Mask: ^uint64(0), Value: afUnix}},
+		{Syscall: "socket", Action: Kill, Arg0: &Cond{Ne: true, Value: afUnix}},
 		{Syscall: "socketpair", Action: Kill},
 		{Syscall: "clone", Action: Allow, Arg0: &Cond{Mask: cloneThread | cloneVM | cloneNewAny, Value: cloneThread | cloneVM}},
 		{Syscall: "clone", Action: Kill, Arg0: &Cond{Mask: cloneThread, Value: 0}},
@@ -288,20 +312,11 @@ func Lookup(name string) (*Profile, error) {
 // socketpair whatever their arguments: a task under it can make no socket,
 // so it can change nothing in its network namespace.
 func (p *Profile) RefusesSockets() bool {
-	for _, call := range []string{"socket", "socketpair"} {
-		allowed := p.Default == Allow
-		for _, r := range p.Rules {
-			if r.Syscall != call {
-				continue
-			}
-			if r.Action == Allow {
-				return false // for some arguments at least
-			}
-			if r.Arg0 == nil {
-				allowed = false
-			}
+	for _, call := range SocketCalls {
+		if slices.ContainsFunc(p.rulesOf(call), func(r Rule) bool { return r.Action == Allow }) {
+			return false // for some arguments at least
 		}
-		if allowed {
+		if p.Default == Allow && (len(p.rulesOf(call)) == 0 || !p.decidesAll(call)) {
 			return false
 		}
 	}
@@ -351,7 +366,7 @@ func Watched(p *Profile) (*Profile, error) {
 		case p.Default != Allow:
 		case !ruled:
 			w.Rules = append(w.Rules, Rule{Syscall: call, Action: Notify})
-		case conditional:
+		case conditional && !p.decidesAll(call):
 			return nil, fmt.Errorf("seccomp: %s: %s is allowed by default for some arguments only: no rule can watch it", p.Name, call)
 		}
 	}

@@ -8,7 +8,7 @@
 //
 //	            unlisted call   processes, sockets
 //	compile_v2  ENOSYS          fork, vfork, clone without CLONE_NEW*; AF_UNIX, AF_INET, AF_INET6, socketpair
-//	native_v2   ENOSYS          threads only (clone with CLONE_THREAD|CLONE_VM); fork, vfork, socket, socketpair kill
+//	native_v2   ENOSYS          threads only (clone with CLONE_THREAD|CLONE_VM); fork, vfork, socket, socketpair kill, but a unix socket fails with EACCES
 //	compile_v1  allowed         as compile_v2, any socket family
 //	native_v1   allowed         as native_v2
 //

@@ -118,7 +118,11 @@ func Build(p *Profile) ([]byte, error) {
 			err = f.AddRule(sys, action(r.Action))
 		} else {
 			var c libseccomp.ScmpCondition
-			c, err = libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, r.Arg0.Mask, r.Arg0.Value)
+			if r.Arg0.Ne {
+				c, err = libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, r.Arg0.Value)
+			} else {
+				c, err = libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, r.Arg0.Mask, r.Arg0.Value)
+			}
 			if err == nil {
 				err = f.AddRuleConditional(sys, action(r.Action), []libseccomp.ScmpCondition{c})
 			}
@@ -138,6 +142,8 @@ func action(a Action) libseccomp.ScmpAction {
 		return libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))
 	case Notify:
 		return libseccomp.ActNotify
+	case EACCES:
+		return libseccomp.ActErrno.SetReturnCode(int16(unix.EACCES))
 	default:
 		return libseccomp.ActKillProcess
 	}
@@ -184,7 +190,7 @@ func (p *Profile) Decider() (func(nr int32, arg0 uint64) Action, error) {
 	def := p.Default
 	return func(nr int32, arg0 uint64) Action {
 		for _, r := range byNr[nr] {
-			if r.Arg0 == nil || arg0&r.Arg0.Mask == r.Arg0.Value {
+			if r.Arg0 == nil || r.Arg0.Holds(arg0) {
 				return r.Action
 			}
 		}
