@@ -111,7 +111,7 @@ type suite struct {
 	// traceOut is SVC_CONFORMANCE_STRACE's file, for the calls of every
 	// case; nil for none.
 	traceOut *os.File
-	sem   chan struct{}
+	sem      chan struct{}
 
 	mu        sync.Mutex // guards the tally below and the writes to traceOut
 	cases     int
