@@ -43,8 +43,10 @@ var asV1 = map[svc.Profile]svc.Profile{
 // TestConformance runs every case of cases/ on the host and in the
 // sandbox under each of its profiles and compares the results (README.md).
 // SVC_CONFORMANCE_V1=1 runs the v2 profiles as their v1 counterparts, to
-// tell a refused call from another difference; under CI=true a case whose
-// tools are missing fails instead of skipping.
+// tell a refused call from another difference; SVC_CONFORMANCE_STRACE=1
+// runs the host side under strace and names the calls each profile's
+// allowlist lacks; under CI=true a case whose tools are missing fails
+// instead of skipping.
 func TestConformance(t *testing.T) {
 	svctest.RequireRoot(t)
 	dirs, err := caseDirs("cases")
@@ -74,6 +76,7 @@ func TestConformance(t *testing.T) {
 		}),
 		v1:       os.Getenv("SVC_CONFORMANCE_V1") == "1",
 		ci:       os.Getenv("CI") == "true",
+		trace:    os.Getenv("SVC_CONFORMANCE_STRACE") == "1",
 		sem:      make(chan struct{}, parallelCases),
 		expected: make(map[string]int),
 	}
@@ -93,10 +96,11 @@ func TestConformance(t *testing.T) {
 
 // suite is one run of the suite: its sandbox and its tally.
 type suite struct {
-	sb  *svc.Sandbox
-	v1  bool
-	ci  bool
-	sem chan struct{}
+	sb    *svc.Sandbox
+	v1    bool
+	ci    bool
+	trace bool // the host side runs under strace
+	sem   chan struct{}
 
 	mu        sync.Mutex // guards the tally below
 	cases     int
@@ -161,12 +165,15 @@ func (s *suite) runCase(t *testing.T, dir string) {
 		return
 	}
 	begin := time.Now()
-	host, err := runHost(c, files, stdin)
+	host, err := runHost(c, files, stdin, s.trace)
 	if err != nil {
 		s.fail(t, "host: %v", err)
 		return
 	}
 	t.Logf("host: %v in %v", host, time.Since(begin).Round(time.Millisecond))
+	if host.BuildCalls != nil {
+		t.Log(strings.TrimPrefix(traceNote("build", host.BuildCalls, svc.ProfileCompileV2), "\n"))
+	}
 	for _, p := range c.Profiles {
 		t.Run(string(p), func(t *testing.T) { s.runProfile(t, c, p, files, stdin, host) })
 	}
@@ -236,9 +243,16 @@ func prepareInput(t *testing.T, c *testCase) (map[string]string, string, error) 
 	return files, "", nil
 }
 
+// hostRun is the host side of a case: the build's calls (under strace)
+// and the run.
+type hostRun struct {
+	BuildCalls []string
+	result
+}
+
 // runHost builds (if the case has a build) and runs the case in a fresh
-// host directory.
-func runHost(c *testCase, files map[string]string, stdin string) (result, error) {
+// host directory, under strace with trace.
+func runHost(c *testCase, files map[string]string, stdin string, trace bool) (hostRun, error) {
 	h, err := newHostDir()
 	defer func() {
 		if h != nil {
@@ -246,22 +260,25 @@ func runHost(c *testCase, files map[string]string, stdin string) (result, error)
 		}
 	}()
 	if err != nil {
-		return result{}, err
+		return hostRun{}, err
 	}
 	if err := h.place(files); err != nil {
-		return result{}, fmt.Errorf("place files: %w", err)
+		return hostRun{}, fmt.Errorf("place files: %w", err)
 	}
+	var hr hostRun
 	if c.Build != nil {
-		b, err := h.run(c.Build, "", maxTimeout)
+		b, err := h.run(c.Build, "", maxTimeout, trace)
 		if err != nil {
-			return result{}, fmt.Errorf("build: %w", err)
+			return hostRun{}, fmt.Errorf("build: %w", err)
 		}
 		if b.Outcome != svc.OutcomeExited || b.ExitCode != 0 {
-			return result{}, fmt.Errorf("build %q failed on the host (a broken case): %v\n%s%s",
+			return hostRun{}, fmt.Errorf("build %q failed on the host (a broken case): %v\n%s%s",
 				strings.Join(c.Build, " "), b, clip(b.Stdout, 2000), clip(b.Stderr, 2000))
 		}
+		hr.BuildCalls = b.Calls
 	}
-	return h.run(c.Run, stdin, c.Timeout)
+	hr.result, err = h.run(c.Run, stdin, c.Timeout, trace)
+	return hr, err
 }
 
 // request is the sandbox request of a case under profile p: the build
@@ -294,7 +311,7 @@ func sandboxFiles(files map[string]string) map[string]svc.File {
 
 // runProfile runs the case in the sandbox under profile p and compares
 // the run with the host's, or checks the outcome the case expects.
-func (s *suite) runProfile(t *testing.T, c *testCase, p svc.Profile, files map[string]string, stdin string, host result) {
+func (s *suite) runProfile(t *testing.T, c *testCase, p svc.Profile, files map[string]string, stdin string, host hostRun) {
 	s.count(func() { s.runs++ })
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxLimits().OverallTimeout+30*time.Second)
 	defer cancel()
@@ -307,8 +324,9 @@ func (s *suite) runProfile(t *testing.T, c *testCase, p svc.Profile, files map[s
 	if c.Build != nil {
 		b := resp.Results[0].Results[0]
 		if b.Outcome != svc.OutcomeExited || b.ExitCode != 0 {
-			s.fail(t, "build %q in the sandbox: %s exit %d signal %d%s\n%s%s", strings.Join(c.Build, " "),
-				b.Outcome, b.ExitCode, b.Signal, deniedNote(b.Stats.DeniedSyscalls), clip(b.Stdout, 2000), clip(b.Stderr, 2000))
+			s.fail(t, "build %q in the sandbox: %s exit %d signal %d%s\n%s%s%s", strings.Join(c.Build, " "),
+				b.Outcome, b.ExitCode, b.Signal, deniedNote(b.Stats.DeniedSyscalls), clip(b.Stdout, 2000), clip(b.Stderr, 2000),
+				traceNote("build", host.BuildCalls, svc.ProfileCompileV2))
 			return
 		}
 		if bad := unexpectedDenials(b.Stats.DeniedSyscalls, c.DeniedOK); len(bad) > 0 {
@@ -321,16 +339,20 @@ func (s *suite) runProfile(t *testing.T, c *testCase, p svc.Profile, files map[s
 		resp.Cache.ReplayedSteps, resp.Cache.StoredSteps)
 	if e, ok := c.Expect[p]; ok {
 		if box.Outcome != e.Outcome {
-			s.fail(t, "expected %s (%s), got %v%s\nstdout: %s\nstderr: %s", e.Outcome, e.Reason, box,
-				deniedNote(r.Stats.DeniedSyscalls), clip(box.Stdout, 1000), clip(box.Stderr, 1000))
+			s.fail(t, "expected %s (%s), got %v%s\nstdout: %s\nstderr: %s%s", e.Outcome, e.Reason, box,
+				deniedNote(r.Stats.DeniedSyscalls), clip(box.Stdout, 1000), clip(box.Stderr, 1000), traceNote("run", host.Calls, p))
 			return
 		}
 		s.count(func() { s.expected[e.Reason]++ })
 		return
 	}
-	if d := differences(host, box, c.Normalize); len(d) > 0 {
-		s.fail(t, "differs from the host%s:\n%s", deniedNote(r.Stats.DeniedSyscalls), strings.Join(d, "\n"))
+	if d := differences(host.result, box, c.Normalize); len(d) > 0 {
+		s.fail(t, "differs from the host%s:\n%s%s", deniedNote(r.Stats.DeniedSyscalls), strings.Join(d, "\n"),
+			traceNote("run", host.Calls, p))
 		return
+	}
+	if host.Calls != nil {
+		t.Log(strings.TrimPrefix(traceNote("run", host.Calls, p), "\n"))
 	}
 	// nil: the sandbox could not watch the calls; unknown, not refused.
 	if bad := unexpectedDenials(r.Stats.DeniedSyscalls, c.DeniedOK); len(bad) > 0 {

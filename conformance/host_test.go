@@ -46,6 +46,9 @@ type result struct {
 	ExitCode, Signal int
 	Stdout, Stderr   string
 	Truncated        bool // a stream was cut at the output limit
+	// Calls are the system calls the run made, sorted, when it ran
+	// under strace (SVC_CONFORMANCE_STRACE=1); else nil.
+	Calls []string
 }
 
 func (r result) String() string {
@@ -133,10 +136,24 @@ func (h *hostDir) clean(s string) string {
 
 // run runs argv in the working directory as the host user, with the task
 // environment and stdin on a pipe, as svc runs a task. After timeout, or
-// when the program ends, its whole process group is killed.
-func (h *hostDir) run(argv []string, stdin string, timeout time.Duration) (result, error) {
+// when the program ends, its whole process group is killed. With trace,
+// the run is under strace and result.Calls lists its calls.
+func (h *hostDir) run(argv []string, stdin string, timeout time.Duration, trace bool) (result, error) {
 	if err := hostRlimits(); err != nil {
 		return result{}, err
+	}
+	var traceFile string
+	if trace {
+		f, err := os.CreateTemp(h.base, "strace-")
+		if err != nil {
+			return result{}, err
+		}
+		f.Close()
+		if err := os.Chown(f.Name(), hostID, hostID); err != nil {
+			return result{}, err
+		}
+		traceFile = f.Name()
+		argv = traceArgv(argv, traceFile)
 	}
 	path, ok := lookTask(argv[0], h.work)
 	if !ok {
@@ -212,6 +229,11 @@ func (h *hostDir) run(argv []string, stdin string, timeout time.Duration) (resul
 	}
 	r.Truncated = cut[0] || cut[1]
 	r.Stdout, r.Stderr = h.clean(r.Stdout), h.clean(r.Stderr)
+	if trace {
+		if r.Calls, err = readTrace(traceFile); err != nil {
+			return r, fmt.Errorf("strace: %w", err)
+		}
+	}
 	return r, nil
 }
 

@@ -1,0 +1,4 @@
+#ifndef PARSE_H
+#define PARSE_H
+long eval(const char *rpn);
+#endif

@@ -1,0 +1,1 @@
+int cube(int x) { return x * x * x; }

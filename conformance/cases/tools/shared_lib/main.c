@@ -1,0 +1,6 @@
+void greet(const char *);
+
+int main(void) {
+    greet("judge");
+    return 0;
+}

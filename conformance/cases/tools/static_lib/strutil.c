@@ -1,0 +1,6 @@
+#include <ctype.h>
+
+void upcase(char *s) {
+    for (; *s; s++)
+        *s = toupper((unsigned char)*s);
+}
