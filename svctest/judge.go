@@ -11,58 +11,6 @@ import (
 	"github.com/svc-sandbox/svc"
 )
 
-// A Program is a source to build once and run on many inputs. The zero
-// value runs nothing; [C], [CPP] and [Python] make the usual ones.
-type Program struct {
-	// Files are the sources, placed in the workspace (/svc) before the
-	// build: inline, or stored files by id.
-	Files map[string]svc.File
-	// Build is the command and arguments that build the program in /svc;
-	// nil for a program that needs no build (a script). The build step
-	// is marked cacheable, so a sandbox with a step cache builds a
-	// source once for every request that runs it.
-	Build []string
-	// Run is the command and arguments that run the program in /svc;
-	// each run reads one input on its standard input.
-	Run []string
-	// BuildProfile and RunProfile are the sandbox profiles of the build
-	// and of the runs; "" is the sandbox's default.
-	BuildProfile, RunProfile svc.Profile
-}
-
-// C returns the program of a C source: built by gcc -O2 -std=gnu17 as
-// main.c, run under native_v2.
-func C(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.c": {Content: src}},
-		Build:      []string{"gcc", "-O2", "-std=gnu17", "-o", "main", "main.c", "-lm"},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-	}
-}
-
-// CPP returns the program of a C++ source: built by g++ -O2 -std=gnu++17
-// as main.cpp, run under native_v2.
-func CPP(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.cpp": {Content: src}},
-		Build:      []string{"g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-	}
-}
-
-// Python returns the program of a Python 3 source, main.py, run by
-// python3 under compile_v2 (the interpreter needs more than native_v2
-// allows).
-func Python(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.py": {Content: src}},
-		Run:        []string{"python3", "main.py"},
-		RunProfile: svc.ProfileCompileV2,
-	}
-}
-
 // Runs are the results of running a Program on inputs.
 type Runs struct {
 	// Build is the result of the build; nil for a program without one.

@@ -25,12 +25,13 @@
 //
 // # Judging
 //
-// A [Program] is a source, the command that builds it and the command
-// that runs it ([C], [CPP], [Python]). [RunInputs] builds it once and
-// runs it on many inputs in parallel steps; [Judge] does that for test
-// cases ([Case]) and compares each output with the expected one
-// ([Exact], [Tokens]), giving a [Report]: a [Verdict] per case and a
-// table with the time and memory of each.
+// A [Program] is a source, the command that builds it, the command that
+// runs it and the limits both need ([C], [CPP], [Python], [PyPy], [Java],
+// [Rust], [JS]; [Program.Limits] raises a sandbox's limits to them).
+// [RunInputs] builds it once and runs it on many inputs in parallel
+// steps; [Judge] does that for test cases ([Case]) and compares each
+// output with the expected one ([Exact], [Tokens]), giving a [Report]: a
+// [Verdict] per case and a table with the time and memory of each.
 package svctest
 
 import (

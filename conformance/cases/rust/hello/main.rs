@@ -1,0 +1,5 @@
+fn main() {
+    println!("Hello, World!");
+    println!("héllo wörld ✓ 日本");
+    eprintln!("to stderr");
+}

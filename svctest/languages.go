@@ -1,0 +1,164 @@
+package svctest
+
+import (
+	"time"
+
+	"github.com/svc-sandbox/svc"
+)
+
+// A Program is a source to build once and run on many inputs. The zero
+// value runs nothing; [C], [CPP], [Python], [PyPy], [Java], [Rust] and
+// [JS] make the usual ones.
+type Program struct {
+	// Files are the sources, placed in the workspace (/svc) before the
+	// build: inline, or stored files by id.
+	Files map[string]svc.File
+	// Build is the command and arguments that build the program in /svc;
+	// nil for a program that needs no build (a script). The build step
+	// is marked cacheable, so a sandbox with a step cache builds a
+	// source once for every request that runs it.
+	Build []string
+	// Run is the command and arguments that run the program in /svc;
+	// each run reads one input on its standard input.
+	Run []string
+	// BuildProfile and RunProfile are the sandbox profiles of the build
+	// and of the runs; "" is the sandbox's default.
+	BuildProfile, RunProfile svc.Profile
+
+	// BuildNeeds and RunNeeds are the least limits the build and a run
+	// need (MemoryMax, PidsMax, CPUTimeLimit, WallTimeout; zero fields
+	// need nothing more than the defaults): the toolchain's or the
+	// runtime's own needs on a small source, measured with margin in
+	// docs/languages.md; a larger program needs more. svc has no limits
+	// per task: the sandbox's limits (svc.Config.Limits) bound the build
+	// and the runs alike, so a sandbox that runs p has at least these
+	// ([Program.Limits]).
+	BuildNeeds, RunNeeds svc.Limits
+}
+
+// Limits returns l with each limit that is below what p's build or its
+// runs need raised to that need, and OverallTimeout to at least
+// WallTimeout; a zero field of l is its default (svc.DefaultLimits) and
+// stays zero when the default is enough. Give the result to
+// svc.Config.Limits.
+func (p Program) Limits(l svc.Limits) svc.Limits {
+	d := svc.DefaultLimits()
+	for _, need := range []svc.Limits{p.BuildNeeds, p.RunNeeds} {
+		l.MemoryMax = raise(l.MemoryMax, d.MemoryMax, need.MemoryMax)
+		l.PidsMax = raise(l.PidsMax, d.PidsMax, need.PidsMax)
+		l.CPUTimeLimit = raise(l.CPUTimeLimit, d.CPUTimeLimit, need.CPUTimeLimit)
+		l.WallTimeout = raise(l.WallTimeout, d.WallTimeout, need.WallTimeout)
+	}
+	// A request may run a task as long as the task may run.
+	l.OverallTimeout = raise(l.OverallTimeout, d.OverallTimeout, l.WallTimeout)
+	return l
+}
+
+// raise returns v (def when zero) raised to need; v unchanged when it is
+// zero and def is enough, so that a zero field stays a default.
+func raise[T int64 | time.Duration](v, def, need T) T {
+	switch {
+	case v == 0 && def >= need:
+		return 0
+	case v == 0:
+		return need
+	}
+	return max(v, need)
+}
+
+// C returns the program of a C source: built by gcc -O2 -std=gnu17 as
+// main.c, run under native_v2.
+func C(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.c": {Content: src}},
+		Build:      []string{"gcc", "-O2", "-std=gnu17", "-o", "main", "main.c", "-lm"},
+		Run:        []string{"./main"},
+		RunProfile: svc.ProfileNativeV2,
+		BuildNeeds: svc.Limits{MemoryMax: 64 * svc.MiB, PidsMax: 8},
+	}
+}
+
+// CPP returns the program of a C++ source: built by g++ -O2 -std=gnu++17
+// as main.cpp, run under native_v2. A source that includes
+// <bits/stdc++.h> and <regex> takes about 300 MiB and 3 s of CPU to build:
+// BuildNeeds are set for it.
+func CPP(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.cpp": {Content: src}},
+		Build:      []string{"g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"},
+		Run:        []string{"./main"},
+		RunProfile: svc.ProfileNativeV2,
+		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 8, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+	}
+}
+
+// Python returns the program of a Python 3 source, main.py, run by
+// python3 under compile_v2 (the interpreter needs more than native_v2
+// allows).
+func Python(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.py": {Content: src}},
+		Run:        []string{"python3", "main.py"},
+		RunProfile: svc.ProfileCompileV2,
+	}
+}
+
+// PyPy returns the program of a Python 3 source, main.py, run by pypy3
+// (PyPy 7.3, Python 3.9) under native_v2: its JIT and threads need no
+// process.
+func PyPy(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.py": {Content: src}},
+		Run:        []string{"pypy3", "main.py"},
+		RunProfile: svc.ProfileNativeV2,
+		RunNeeds:   svc.Limits{MemoryMax: 64 * svc.MiB, PidsMax: 8},
+	}
+}
+
+// JavaHeap is the largest heap of a [Java] program: -Xmx of its run.
+const JavaHeap = 256 * svc.MiB
+
+// Java returns the program of a Java source whose class Main is in
+// Main.java: built by javac, run by java under native_v2 (the JVM makes
+// threads, not processes) with a judge's flags: -Xss64m, a 64 MiB stack
+// for deep recursion on the main thread; -XX:+UseSerialGC, one collector
+// thread and a smaller footprint; -Xmx256m ([JavaHeap]). The JVM does not
+// see the sandbox's memory limit (a task has no cgroup filesystem): with
+// no -Xmx it would size its heap from the host's memory, and a program
+// that used much of it would be killed (out_of_memory) instead of getting
+// an OutOfMemoryError. RunNeeds leave room for the heap and the JVM's own
+// memory (metaspace, code cache, thread stacks); change -Xmx in Run and
+// RunNeeds.MemoryMax together.
+func Java(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"Main.java": {Content: src}},
+		Build:      []string{"javac", "-encoding", "UTF-8", "Main.java"},
+		Run:        []string{"java", "-Xss64m", "-Xmx256m", "-XX:+UseSerialGC", "Main"},
+		RunProfile: svc.ProfileNativeV2,
+		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+		RunNeeds:   svc.Limits{MemoryMax: JavaHeap + 128*svc.MiB, PidsMax: 64},
+	}
+}
+
+// Rust returns the program of a Rust source, main.rs: built by rustc
+// --edition=2021 -O (rustc links with cc), run under native_v2.
+func Rust(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.rs": {Content: src}},
+		Build:      []string{"rustc", "--edition=2021", "-O", "-o", "main", "main.rs"},
+		Run:        []string{"./main"},
+		RunProfile: svc.ProfileNativeV2,
+		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+	}
+}
+
+// JS returns the program of a JavaScript source, main.js, run by node
+// under native_v2 (node makes threads, not processes).
+func JS(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.js": {Content: src}},
+		Run:        []string{"node", "main.js"},
+		RunProfile: svc.ProfileNativeV2,
+		RunNeeds:   svc.Limits{MemoryMax: 128 * svc.MiB, PidsMax: 32},
+	}
+}
