@@ -49,9 +49,9 @@ var imageFiles = []string{
 //   - "node-20", the major version, when node is a command, from
 //     NODE_MAJOR_VERSION in include/node/node_version.h under /usr or
 //     /usr/local, else from the dpkg status of the nodejs package;
-//   - "go-1.26.8" for /usr/local/go and each /usr/lib/go-*, read from
-//     their VERSION file (Go is listed whether or not its bin directory
-//     is on the PATH; a task can call it by its full path).
+//   - "go-1.26.8" for /usr/local/go (the sandboxes find its go and gofmt
+//     in /usr/local/bin) and for the Go root of a go command on the PATH
+//     (Debian's /usr/bin/go into /usr/lib/go-N), from their VERSION file.
 //
 // A command whose version is not found is not listed.
 //
@@ -147,9 +147,22 @@ func detectToolchains(rootfs string) ([]string, error) {
 			out = append(out, tc.name+"-"+v)
 		}
 	}
-	goRoots, _ := filepath.Glob(filepath.Join(rootfs, "usr/lib/go-*"))
-	for _, dir := range append([]string{filepath.Join(rootfs, "usr/local/go")}, goRoots...) {
-		v, err := goVersion(filepath.Join(dir, "VERSION"))
+	// Go: /usr/local/go, whose commands the sandboxes find in
+	// /usr/local/bin (localBin), and the Go root of a go on the PATH
+	// (Debian's golang-go links /usr/bin/go into /usr/lib/go-N).
+	goRoots := []string{"usr/local/go"}
+	exe, err := r.lookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("detect toolchains: go: %w", err)
+	}
+	if exe != "" {
+		goRoots = append(goRoots, path.Dir(path.Dir(exe)))
+	}
+	for _, dir := range goRoots {
+		if fi, err := os.Stat(filepath.Join(rootfs, dir, "bin/go")); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		v, err := goVersion(filepath.Join(rootfs, dir, "VERSION"))
 		if err != nil {
 			return nil, err
 		}

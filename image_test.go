@@ -57,11 +57,18 @@ func TestDetectImage(t *testing.T) {
 	root, write := r.dir, r.write
 	write("etc/os-release", "ID=debian\nVERSION_ID=\"12\"\n")
 	write("var/lib/dpkg/status", "Package: gcc-12\nStatus: install ok installed\n")
-	for _, f := range []string{"gcc-12", "g++-12", "gcc-ar-12", "gcc", "python3.11", "python3", "python3.11-config", "go"} {
+	for _, f := range []string{"gcc-12", "g++-12", "gcc-ar-12", "gcc", "python3.11", "python3", "python3.11-config"} {
 		write("usr/bin/"+f, "")
 	}
+	// Go in /usr/local/go (off the PATH: the sandboxes link it), Debian's
+	// Go 1.19 through /usr/bin/go, and a Go root nothing reaches.
 	write("usr/local/go/VERSION", "go1.26.8\ntime 2026-01-01T00:00:00Z\n")
+	write("usr/local/go/bin/go", "")
 	write("usr/lib/go-1.19/VERSION", "go1.19.8\n")
+	write("usr/lib/go-1.19/bin/go", "")
+	r.link("usr/bin/go", "../lib/go-1.19/bin/go")
+	write("usr/lib/go-1.15/VERSION", "go1.15.9\n")
+	write("usr/lib/go-1.15/bin/go", "")
 
 	id, tc, err := svc.DetectImage(root)
 	if err != nil {

@@ -122,7 +122,11 @@ const JavaHeap = 256 * svc.MiB
 // Main.java: built by javac, run by java under native_v2 (the JVM makes
 // threads, not processes) with a judge's flags: -Xss64m, a 64 MiB stack
 // for deep recursion on the main thread; -XX:+UseSerialGC, one collector
-// thread and a smaller footprint; -Xmx256m ([JavaHeap]). The JVM does not
+// thread and a smaller footprint; -XX:-UsePerfData, no
+// /tmp/hsperfdata_<user>/<pid> file (the tasks of a parallel step share
+// /tmp, and each JVM is pid 2 in its own PID namespace: without it they
+// lock each other's file and one warns on its stdout); -Xmx256m
+// ([JavaHeap]). The JVM does not
 // see the sandbox's memory limit (a task has no cgroup filesystem): with
 // no -Xmx it would size its heap from the host's memory, and a program
 // that used much of it would be killed (out_of_memory) instead of getting
@@ -133,7 +137,7 @@ func Java(src string) Program {
 	return Program{
 		Files:      map[string]svc.File{"Main.java": {Content: src}},
 		Build:      []string{"javac", "-encoding", "UTF-8", "Main.java"},
-		Run:        []string{"java", "-Xss64m", "-Xmx256m", "-XX:+UseSerialGC", "Main"},
+		Run:        []string{"java", "-Xss64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "Main"},
 		RunProfile: svc.ProfileNativeV2,
 		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
 		RunNeeds:   svc.Limits{MemoryMax: JavaHeap + 128*svc.MiB, PidsMax: 64},
