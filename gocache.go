@@ -171,7 +171,7 @@ func (s *Sandbox) prepareGoCache(ctx context.Context) {
 		s.log.Error("go build cache: preparing it failed; go builds start from an empty cache", "dir", gc.dir, "err", err)
 		gc.finish(err)
 	default:
-		s.log.Info("go build cache: prepared", "dir", gc.dir, "wall", time.Since(start),
+		s.log.Info("go build cache: prepared", "dir", gc.dir, "wall_ms", time.Since(start).Milliseconds(),
 			"cpu_usage_usec", orZero(r.Stats.CPUUsageUsec), "memory_peak_bytes", orZero(r.Stats.MemoryPeakBytes))
 		gc.finish(nil)
 	}
