@@ -114,7 +114,9 @@
 // 170 MiB for linux/amd64, is copied to GoBuildCache/<image> under a
 // temporary name and renamed into place, so that a crash leaves no half
 // cache. A later instance with the same directory and image uses it as it
-// is. [Sandbox.WaitGoBuildCache] waits for it.
+// is; instances sharing the directory build one at a time (a lock in it),
+// and one that waited uses what the other built. [Sandbox.WaitGoBuildCache]
+// waits for it.
 //
 // Once it is ready, each request's /tmp/.gocache is an overlay: the
 // prepared cache below, read-only and shared by every request, and an

@@ -170,6 +170,9 @@ func (s *Sandbox) prepareGoCache(ctx context.Context) {
 	case err != nil:
 		s.log.Error("go build cache: preparing it failed; go builds start from an empty cache", "dir", gc.dir, "err", err)
 		gc.finish(err)
+	case r == nil:
+		s.log.Info("go build cache: prepared by another instance", "dir", gc.dir)
+		gc.finish(nil)
 	default:
 		s.log.Info("go build cache: prepared", "dir", gc.dir, "wall_ms", time.Since(start).Milliseconds(),
 			"cpu_usage_usec", orZero(r.Stats.CPUUsageUsec), "memory_peak_bytes", orZero(r.Stats.MemoryPeakBytes))

@@ -96,17 +96,57 @@ func (h *host) goCacheLower() string { return h.gocache.lower() }
 // on identity slot slot, with the limits of goCacheLimits, runs
 // goCacheCmd with the environment of every task, and its /tmp/.gocache is
 // copied to a temporary directory beside dir, then renamed to dir. It
-// returns the task's result.
-func (h *host) buildGoCache(ctx context.Context, id string, slot int, dir string) (Result, error) {
+// returns the task's result, or nil when another instance sharing the
+// directory prepared it meanwhile.
+func (h *host) buildGoCache(ctx context.Context, id string, slot int, dir string) (*Result, error) {
 	parent := filepath.Dir(dir)
-	// What an interrupted build left.
+	lock, err := lockGoCaches(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return nil, nil
+	}
+	// What an interrupted build left: no other builds, under the lock.
 	if old, err := filepath.Glob(filepath.Join(parent, ".tmp-*")); err == nil {
 		for _, d := range old {
 			if err := os.RemoveAll(d); err != nil {
-				return Result{}, fmt.Errorf("go build cache: %w", err)
+				return nil, fmt.Errorf("go build cache: %w", err)
 			}
 		}
 	}
+	r, err := h.runGoCacheBuild(ctx, id, slot, parent, dir)
+	return &r, err
+}
+
+// lockGoCaches takes the lock of the directory of prepared caches, which
+// its builds hold, waiting while another instance sharing it builds.
+func lockGoCaches(ctx context.Context, parent string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(parent, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("go build cache: %w", err)
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("go build cache: lock %s: %w", f.Name(), err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// runGoCacheBuild is buildGoCache's build, under the lock.
+func (h *host) runGoCacheBuild(ctx context.Context, id string, slot int, parent, dir string) (Result, error) {
 	rq, err := h.openRequest(&request{id: id, slot: slot, limits: goCacheLimits(h.cfg.Limits), size: goCacheSize, own: true})
 	if err != nil {
 		return Result{}, err
@@ -138,10 +178,6 @@ func (h *host) buildGoCache(ctx context.Context, id string, slot int, dir string
 		return r, errors.Join(fmt.Errorf("go build cache: %w", err), os.RemoveAll(tmp))
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
-			// Another instance sharing the directory prepared it.
-			return r, os.RemoveAll(tmp)
-		}
 		return r, errors.Join(fmt.Errorf("go build cache: %w", err), os.RemoveAll(tmp))
 	}
 	return r, nil

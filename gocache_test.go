@@ -123,7 +123,8 @@ func checkWarmBuild(t testing.TB, r svc.Result) {
 }
 
 // TestGoBuildCacheWarm: with the prepared cache, go by name finds its
-// cache in /tmp/.gocache (unless the task sets GOCACHE), a go build of
+// cache in /tmp/.gocache (unless the task sets GOCACHE), an overlay
+// mounted nosuid and nodev like the /tmp it came with, a go build of
 // hello world under compile_v2 and the default limits compiles the main
 // package alone within 2 s of CPU, and the binary runs under native_v2.
 func TestGoBuildCacheWarm(t *testing.T) {
@@ -134,7 +135,13 @@ func TestGoBuildCacheWarm(t *testing.T) {
 		svc.Single(goTask("", "env", "GOCACHE")),
 		svc.Single(svc.Task{Cmd: "go", Args: []string{"env", "GOCACHE"}, Env: map[string]string{"GOCACHE": "/tmp/own"}}),
 		svc.Single(build),
-		svc.Single(svc.Task{Cmd: "./hello/hello", SandboxProfile: svc.ProfileNativeV2}))
+		svc.Single(svc.Task{Cmd: "./hello/hello", SandboxProfile: svc.ProfileNativeV2}),
+		svc.Single(sh("grep ' /tmp/.gocache ' /proc/self/mountinfo")))
+	r := resp.Results[4].Results[0]
+	expect(t, r, svc.OutcomeExited, 0)
+	if f := strings.Fields(r.Stdout); len(f) < 9 || !strings.Contains(f[5], "nosuid,nodev") || f[len(f)-3] != "overlay" {
+		t.Errorf("/tmp/.gocache: %q, want an overlay, nosuid and nodev", r.Stdout)
+	}
 	for i, want := range []string{"/tmp/.gocache\n", "/tmp/own\n"} {
 		r := resp.Results[i].Results[0]
 		expect(t, r, svc.OutcomeExited, 0)
@@ -143,7 +150,7 @@ func TestGoBuildCacheWarm(t *testing.T) {
 		}
 	}
 	checkWarmBuild(t, resp.Results[2].Results[0])
-	r := resp.Results[3].Results[0]
+	r = resp.Results[3].Results[0]
 	expect(t, r, svc.OutcomeExited, 0)
 	if r.Stdout != "hello, world\n" {
 		t.Errorf("hello wrote %q", r.Stdout)
@@ -282,84 +289,111 @@ func TestGoBuildCacheReset(t *testing.T) {
 	assertClean(t, sb)
 }
 
+// standIn is a Sandbox whose Go build cache is prepared by a cheap
+// stand-in for go build std (SetGoCacheCmdForTest), which waits until the
+// test releases it.
+type standIn struct {
+	*svc.Sandbox
+	state string        // its state directory
+	logs  *lockedBuffer // its log
+}
+
+// standInCmd is the stand-in: a small cache, then a wait for the test.
+var standInCmd = []string{"sh", "-c", "go build unicode/utf8 && until [ -e /tmp/.release ]; do sleep 0.01; done"}
+
+// newStandIn opens a Sandbox with the state directory state (a fresh one
+// if ""), the Go build cache in dir (state/gocache if "") for image, and
+// host ids from uidBase. The test closes it.
+func newStandIn(t *testing.T, state, dir, image string, uidBase int) *standIn {
+	t.Helper()
+	if state == "" {
+		var err error
+		if state, err = os.MkdirTemp("", "svc-test-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(state) })
+		if err := os.Chmod(state, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dir == "" {
+		dir = filepath.Join(state, "gocache")
+	}
+	s := &standIn{state: state, logs: new(lockedBuffer)}
+	var err error
+	s.Sandbox, err = svc.New(svc.Config{StateDir: state, UIDBase: uidBase, GoBuildCache: dir, ImageID: image,
+		Logger: slog.New(slog.NewTextHandler(s.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// running waits until the stand-in build runs, and returns its /tmp:
+// its request's is the only one with a .gocache.
+func (s *standIn) running(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		m, _ := filepath.Glob(filepath.Join(s.state, "run", "*", "tmp", ".gocache"))
+		if len(m) == 1 {
+			return filepath.Dir(m[0])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stand-in build did not start:\n%s", s.logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// release lets the stand-in build end, once it runs.
+func (s *standIn) release(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(s.running(t), ".release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *standIn) close(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lsGoCache shows the first entries of /tmp/.gocache, and go's GOCACHE.
+var lsGoCache = sh("ls -A /tmp/.gocache 2>&1 | head -3; go env GOCACHE")
+
 // TestGoBuildCachePrepared: until the cache is ready, requests get an
 // empty one of their own (go still works, slowly); once it is, the next
 // request sees it, also when requests were prepared before. A later
 // instance with the same directory and image uses it as it is; one with
 // another image prepares its own beside it, and removes what an
-// interrupted build left. The cache is prepared here by a cheap stand-in
-// for go build std, which waits until the test lets it end.
+// interrupted build left.
 func TestGoBuildCachePrepared(t *testing.T) {
 	requireGo(t)
-	defer svc.SetGoCacheCmdForTest("sh", "-c",
-		"go build unicode/utf8 && until [ -e /tmp/.release ]; do sleep 0.01; done")()
-	state, err := os.MkdirTemp("", "svc-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(state)
-	if err := os.Chmod(state, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(state, "gocache")
-	logs := new(lockedBuffer)
-	open := func(image string) *svc.Sandbox {
-		t.Helper()
-		logs.reset()
-		sb, err := svc.New(svc.Config{StateDir: state, UIDBase: goCacheUIDBase, GoBuildCache: dir, ImageID: image,
-			Logger: slog.New(slog.NewTextHandler(logs, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sb
-	}
-	// release lets the stand-in build end, once it runs: its request's
-	// /tmp is the only one with a .gocache.
-	release := func() {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Minute)
-		for {
-			m, _ := filepath.Glob(filepath.Join(state, "run", "*", "tmp", ".gocache"))
-			if len(m) == 1 {
-				if err := os.WriteFile(filepath.Join(filepath.Dir(m[0]), ".release"), nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the stand-in build did not start:\n%s", logs)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	closeSB := func(sb *svc.Sandbox) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := sb.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gocache := "ls -A /tmp/.gocache 2>&1 | head -3; go env GOCACHE"
-
-	sb := open("image-a")
-	r := one(t, sb, sh(gocache))
+	defer svc.SetGoCacheCmdForTest(standInCmd...)()
+	sb := newStandIn(t, "", "", "image-a", goCacheUIDBase)
+	state, dir := sb.state, filepath.Join(sb.state, "gocache")
+	r := one(t, sb.Sandbox, lsGoCache)
 	expect(t, r, svc.OutcomeExited, 0)
 	if !strings.Contains(r.Stdout, "No such file") || !strings.HasSuffix(r.Stdout, "/tmp/.gocache\n") {
 		t.Errorf("before the cache is ready: %q, want no /tmp/.gocache yet, and go's GOCACHE there", r.Stdout)
 	}
-	release()
-	waitGoCache(t, sb)
-	r = one(t, sb, sh(gocache))
+	sb.release(t)
+	waitGoCache(t, sb.Sandbox)
+	r = one(t, sb.Sandbox, lsGoCache)
 	expect(t, r, svc.OutcomeExited, 0)
 	if !strings.HasPrefix(r.Stdout, "00\n01\n02\n") {
 		t.Errorf("once the cache is ready: %q, want its entries", r.Stdout)
 	}
-	if !strings.Contains(logs.String(), "go build cache: prepared") {
-		t.Errorf("no log of the preparation:\n%s", logs.String())
+	if !strings.Contains(sb.logs.String(), "go build cache: prepared") {
+		t.Errorf("no log of the preparation:\n%s", sb.logs)
 	}
-	assertClean(t, sb)
-	closeSB(sb)
+	assertClean(t, sb.Sandbox)
+	sb.close(t)
 	a := filepath.Join(dir, "image-a")
 	fi, err := os.Stat(a)
 	if err != nil {
@@ -377,27 +411,27 @@ func TestGoBuildCachePrepared(t *testing.T) {
 	if err := os.Mkdir(stale, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sb = open("image-a")
-	waitGoCache(t, sb)
-	if strings.Contains(logs.String(), "go build cache: prepared") {
-		t.Errorf("prepared again for the same image:\n%s", logs.String())
+	sb = newStandIn(t, state, "", "image-a", goCacheUIDBase)
+	waitGoCache(t, sb.Sandbox)
+	if strings.Contains(sb.logs.String(), "go build cache: prepared") {
+		t.Errorf("prepared again for the same image:\n%s", sb.logs)
 	}
-	r = one(t, sb, sh(gocache))
+	r = one(t, sb.Sandbox, lsGoCache)
 	if !strings.HasPrefix(r.Stdout, "00\n01\n02\n") {
 		t.Errorf("the cache of the earlier instance: %q, want its entries", r.Stdout)
 	}
-	closeSB(sb)
+	sb.close(t)
 	if _, err := os.Stat(stale); err != nil {
 		t.Errorf("the same image's instance touched the directory: %v", err)
 	}
 
-	sb = open("image-b")
-	release()
-	waitGoCache(t, sb)
-	if !strings.Contains(logs.String(), "go build cache: prepared") {
-		t.Errorf("no preparation for another image:\n%s", logs.String())
+	sb = newStandIn(t, state, "", "image-b", goCacheUIDBase)
+	sb.release(t)
+	waitGoCache(t, sb.Sandbox)
+	if !strings.Contains(sb.logs.String(), "go build cache: prepared") {
+		t.Errorf("no preparation for another image:\n%s", sb.logs)
 	}
-	closeSB(sb)
+	sb.close(t)
 	for _, d := range []string{a, filepath.Join(dir, "image-b")} {
 		if _, err := os.Stat(d); err != nil {
 			t.Error(err)
@@ -405,6 +439,34 @@ func TestGoBuildCachePrepared(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("%s left after a build", stale)
+	}
+}
+
+// TestGoBuildCacheShared: two instances with state directories of their
+// own that share the directory of prepared caches take turns: the second
+// waits while the first builds, then uses what it built.
+func TestGoBuildCacheShared(t *testing.T) {
+	requireGo(t)
+	defer svc.SetGoCacheCmdForTest(standInCmd...)()
+	first := newStandIn(t, "", "", "image-c", goCacheUIDBase)
+	defer first.close(t)
+	dir := filepath.Join(first.state, "gocache")
+	first.running(t) // and holds the lock
+	ids, n := first.HostIDs()
+	second := newStandIn(t, "", dir, "image-c", ids+n)
+	defer second.close(t)
+	first.release(t)
+	waitGoCache(t, first.Sandbox)
+	waitGoCache(t, second.Sandbox)
+	if !strings.Contains(first.logs.String(), "go build cache: prepared") {
+		t.Errorf("the first did not prepare it:\n%s", first.logs)
+	}
+	if !strings.Contains(second.logs.String(), "go build cache: prepared by another instance") {
+		t.Errorf("the second did not find it prepared:\n%s", second.logs)
+	}
+	r := one(t, second.Sandbox, lsGoCache)
+	if !strings.HasPrefix(r.Stdout, "00\n01\n02\n") {
+		t.Errorf("the second's request: %q, want the cache's entries", r.Stdout)
 	}
 }
 

@@ -36,8 +36,8 @@ func (*host) expectFirst(Profile) {}
 
 func (*host) goCache() *goCache { return nil }
 
-func (*host) buildGoCache(context.Context, string, int, string) (Result, error) {
-	return Result{}, errUnsupported
+func (*host) buildGoCache(context.Context, string, int, string) (*Result, error) {
+	return nil, errUnsupported
 }
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
