@@ -177,10 +177,25 @@ func (h *host) runGoCacheBuild(ctx context.Context, id string, slot int, parent,
 	if err := copyGoCache(ctx, filepath.Join(rq.tmp, filepath.Base(goCacheDir)), tmp); err != nil {
 		return r, errors.Join(fmt.Errorf("go build cache: %w", err), os.RemoveAll(tmp))
 	}
+	// On disk before it has its name: a crash leaves the whole cache or
+	// none.
+	if err := syncFS(tmp); err != nil {
+		return r, errors.Join(fmt.Errorf("go build cache: %w", err), os.RemoveAll(tmp))
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return r, errors.Join(fmt.Errorf("go build cache: %w", err), os.RemoveAll(tmp))
 	}
 	return r, nil
+}
+
+// syncFS writes the filesystem of dir to disk.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
 }
 
 // clipOutput shortens a task's output for an error message.
