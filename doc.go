@@ -99,6 +99,38 @@
 // hosts). Layers expire a TTL after their last use; [StepCache.Drop]
 // removes every layer of the namespace for every instance sharing it.
 //
+// # Go build cache
+//
+// With [Config].GoBuildCache set and Go's official distribution in the
+// root filesystem's /usr/local/go, every sandbox sees a go.env of its own
+// over /usr/local/go/go.env: the image's, with GOCACHE=/tmp/.gocache. go
+// reads it for the defaults of its settings, so the task environment stays
+// the fixed one, go keeps its build cache out of the workspace (and of the
+// step cache's layers), and a task's own GOCACHE still wins. In the
+// background after [New], the Sandbox prepares the cache once per image
+// ([Config].ImageID): a task in a sandbox of its own, with the environment
+// of every task (so that go computes the same keys) but larger limits (one
+// CPU, 2 GiB, 10 minutes of CPU time), runs go build std; its cache, about
+// 170 MiB for linux/amd64, is copied to GoBuildCache/<image> under a
+// temporary name and renamed into place, so that a crash leaves no half
+// cache. A later instance with the same directory and image uses it as it
+// is; instances sharing the directory build one at a time (a lock in it),
+// and one that waited uses what the other built. [Sandbox.WaitGoBuildCache]
+// waits for it.
+//
+// Once it is ready, each request's /tmp/.gocache is an overlay: the
+// prepared cache below, read-only and shared by every request, and an
+// upper layer in the request's tmpfs, out of its tasks' reach. The tasks
+// see the cache as their own: they add entries and change or remove any,
+// what they write counts against the workspace size, and none of it
+// reaches another request or the prepared cache. Every file of the
+// prepared cache is dated 2100, so that go never rewrites one to mark it
+// used (which would copy it up whole) and never trims it; each upper layer
+// starts with a fresh trim.txt, so that go does not walk the cache to trim
+// it. A warm go build of hello world compiles the program alone: about
+// 0.2 s of CPU instead of 15. Until the cache is ready, or when preparing
+// it failed (logged), each request's /tmp/.gocache starts empty.
+//
 // # Requirements
 //
 // Linux 5.12 or later (mount_setattr, openat2, close_range), root (or the

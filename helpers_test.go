@@ -120,8 +120,9 @@ func assertClean(t testing.TB, sb *svc.Sandbox) {
 		t.Fatal(err)
 	}
 	// The instance's own: .root is the skeleton every sandbox binds as
-	// its root, .localbin (with the links in .toolbin) its /usr/local/bin.
-	instance := []string{".lock", ".root", ".localbin", ".toolbin"}
+	// its root, .localbin (with the links in .toolbin) its /usr/local/bin,
+	// .goenv its /usr/local/go/go.env with a prepared Go build cache.
+	instance := []string{".lock", ".root", ".localbin", ".toolbin", ".goenv"}
 	for _, e := range entries {
 		if !slices.Contains(instance, e.Name()) {
 			t.Errorf("left in %s: %s", run, e.Name())

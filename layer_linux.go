@@ -380,6 +380,15 @@ func clearDir(dir int) error {
 // reset empties the workspace and /tmp and renews the output budget, for
 // a request that starts over.
 func (rq *request) reset() error {
+	// The Go build cache's overlay goes, and comes back empty. The
+	// sandboxes built ahead hold clones of the old one: they go first.
+	lower := rq.goLower
+	if lower != "" {
+		rq.discardCells()
+	}
+	if err := rq.unmountGoCache(); err != nil {
+		return err
+	}
 	for _, d := range []struct {
 		dir  string
 		mode uint32
@@ -400,7 +409,10 @@ func (rq *request) reset() error {
 			return fmt.Errorf("reset %s: %w", d.dir, err)
 		}
 	}
-	rq.budget = runner.NewBudget(rq.h.cfg.Limits.RequestOutputLimit)
+	rq.budget = runner.NewBudget(rq.limits.RequestOutputLimit)
+	if lower != "" {
+		return rq.mountGoCache(lower)
+	}
 	return nil
 }
 

@@ -248,6 +248,22 @@ type Config struct {
 	// caching is disabled, Task.Cache and Request.Cache are ignored, and
 	// Response.Cache.Enabled is false. The Sandbox does not close it.
 	Cache *StepCache
+	// GoBuildCache, if set, is a directory in which the Sandbox prepares,
+	// once per image, a build cache of the Go standard library for the
+	// toolchain in RootFS's /usr/local/go; every request then sees a
+	// private, writable copy of it as the tasks' Go build cache, so that
+	// a go build compiles the program, not the standard library (see the
+	// package documentation, "Go build cache"). It is built in the
+	// background after New, in a sandbox, in about a minute of one CPU;
+	// until it is ready, each request's cache starts empty. "" (the
+	// default): no cache is prepared, and go keeps its build cache in
+	// the task's $HOME, the workspace.
+	GoBuildCache string
+	// ImageID identifies the root filesystem (SVC_IMAGE_ID): the cache
+	// prepared in GoBuildCache is kept in a directory named after it,
+	// and one prepared for another image is not used. Default: what
+	// [DetectImage] finds in RootFS, when GoBuildCache is set.
+	ImageID string
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 }

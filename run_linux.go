@@ -75,6 +75,10 @@ type host struct {
 	// bg tracks teardowns done off the critical path; close waits for them.
 	bg sync.WaitGroup
 
+	// gocache is the prepared Go build cache, nil for none
+	// (Config.GoBuildCache).
+	gocache *goCache
+
 	// shellPlan is the sandbox of every shell; taskMounts what each task
 	// of one has of its own.
 	shellPlan, taskMounts mount.Plan
@@ -181,6 +185,16 @@ func openHost(cfg *Config) (*host, error) {
 	// every other task.
 	if params.LocalBin, err = localBin(cfg.RootFS, h.runDir); err != nil {
 		cfg.Logger.Warn("toolchains off the task PATH do not run by name", "err", err)
+	}
+	if cfg.GoBuildCache != "" {
+		if params.GoEnv, err = goEnvFile(cfg.RootFS, h.runDir); err != nil {
+			h.close()
+			return nil, err
+		}
+		if h.gocache, err = openGoCache(cfg, params.GoEnv); err != nil {
+			h.close()
+			return nil, err
+		}
 	}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
@@ -427,6 +441,16 @@ type request struct {
 	initUID, taskUID int
 	budget           *runner.Budget
 	ntask            atomic.Int64
+	// limits bound its tasks and size its tmpfs: the Sandbox's limits and
+	// workspace size, or those of the Go build cache's build. own: its
+	// shells are built for it and closed after its tasks, never kept for
+	// another request (their rlimits are its limits').
+	limits Limits
+	size   int64
+	own    bool
+	// goLower is the prepared Go build cache, the lower layer of the
+	// overlay on its /tmp/.gocache; "" for none (see mountGoCache).
+	goLower string
 
 	// building counts the cells being built ahead; close waits for them.
 	building sync.WaitGroup
@@ -459,6 +483,7 @@ type shell struct {
 	*runner.Shell
 	share     *cgroup.CPUShare // the cpu group, its files held open; nil on v2
 	idleSince uint64           // when put back idle (host.idleSeq)
+	own       bool             // of a request with limits of its own: never idle
 }
 
 // close ends the shell and removes its group.
@@ -472,18 +497,20 @@ func (sh *shell) close() error {
 }
 
 // newRequest makes the environment of a request for identity slot slot:
-// its directory, and the tmpfs on it with the workspace and /tmp.
-func (h *host) newRequest(id string, slot int) (_ *request, err error) {
+// its directory, and the tmpfs on it with the workspace and /tmp, with
+// the prepared Go build cache in it once there is one.
+func (h *host) newRequest(id string, slot int) (*request, error) {
+	return h.openRequest(&request{id: id, slot: slot, limits: h.cfg.Limits, size: h.cfg.WorkspaceSize})
+}
+
+// openRequest makes the environment of rq, whose id, slot, limits, size
+// and own are set.
+func (h *host) openRequest(rq *request) (_ *request, err error) {
 	cfg := h.cfg
-	rq := &request{
-		h:       h,
-		id:      id,
-		slot:    slot,
-		dir:     filepath.Join(h.runDir, id),
-		initUID: cfg.UIDBase + 2*slot,
-		taskUID: cfg.UIDBase + 2*slot + 1,
-		budget:  runner.NewBudget(cfg.Limits.RequestOutputLimit),
-	}
+	rq.h = h
+	rq.dir = filepath.Join(h.runDir, rq.id)
+	rq.initUID, rq.taskUID = cfg.UIDBase+2*rq.slot, cfg.UIDBase+2*rq.slot+1
+	rq.budget = runner.NewBudget(rq.limits.RequestOutputLimit)
 	rq.ws, rq.tmp = filepath.Join(rq.dir, "svc"), filepath.Join(rq.dir, "tmp")
 	defer func() {
 		if err != nil {
@@ -499,8 +526,8 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 	if err := os.Mkdir(rq.dir, 0o700); err != nil {
 		return nil, err
 	}
-	inodes := max(1024, cfg.WorkspaceSize/(16*KiB))
-	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0710,uid=0,gid=%d", cfg.WorkspaceSize, inodes, rq.initUID)
+	inodes := max(1024, rq.size/(16*KiB))
+	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0710,uid=0,gid=%d", rq.size, inodes, rq.initUID)
 	if err := unix.Mount("svc-workspace", rq.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
 		return nil, fmt.Errorf("mount workspace %s: %w", rq.dir, err)
 	}
@@ -516,6 +543,11 @@ func (h *host) newRequest(id string, slot int) (_ *request, err error) {
 		}
 		if err := unix.Chmod(d.path, d.mode); err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+	}
+	if lower := h.goCacheLower(); lower != "" && !rq.own {
+		if err := rq.mountGoCache(lower); err != nil {
+			return nil, err
 		}
 	}
 	return rq, nil
@@ -576,7 +608,7 @@ func removeEmpty(dir string) error {
 
 // cellSpec is the sandbox the request's shells are built with.
 func (rq *request) cellSpec() initproc.CellSpec {
-	cfg, l := rq.h.cfg, rq.h.cfg.Limits
+	l := rq.limits
 	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.CellSpec{
 		BaseFilter:  rq.h.base,
@@ -587,7 +619,7 @@ func (rq *request) cellSpec() initproc.CellSpec {
 		GID:         taskGID,
 		Rlimits: []initproc.Rlimit{
 			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
-			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(cfg.WorkspaceSize), Hard: uint64(cfg.WorkspaceSize)},
+			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(rq.size), Hard: uint64(rq.size)},
 			{Resource: unix.RLIMIT_NOFILE, Soft: 1024, Hard: 1024},
 			{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
 			{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
@@ -600,7 +632,7 @@ func (rq *request) cellSpec() initproc.CellSpec {
 // task of profile: its filter installed already where the profile allows
 // (host.early).
 func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err error) {
-	l := rq.h.cfg.Limits
+	l := rq.limits
 	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
 		return nil, err
@@ -697,10 +729,10 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 }
 
 // takeShell returns an idle shell of the request's identity slot, or
-// builds one.
+// builds one; a request with limits of its own builds its own.
 func (h *host) takeShell(ctx context.Context, rq *request) (*shell, error) {
 	h.shellMu.Lock()
-	if idle := h.shells[rq.slot]; len(idle) > 0 {
+	if idle := h.shells[rq.slot]; len(idle) > 0 && !rq.own {
 		sh := idle[len(idle)-1]
 		h.shells[rq.slot] = idle[:len(idle)-1]
 		h.idleShells--
@@ -712,13 +744,13 @@ func (h *host) takeShell(ctx context.Context, rq *request) (*shell, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := &shell{Shell: rs}
+	sh := &shell{Shell: rs, own: rq.own}
 	if h.cg.Version() == cgroup.V1 {
 		g, err := h.service.Child(fmt.Sprintf("shell-%d", h.nshell.Add(1)))
 		if err != nil {
 			return nil, errors.Join(err, sh.close())
 		}
-		l := h.cfg.Limits.CPUMax
+		l := rq.limits.CPUMax
 		if sh.share, err = g.ShareCPU(cgroup.Limits{CPUQuota: l.Quota, CPUPeriod: l.Period}); err != nil {
 			return nil, errors.Join(err, g.Remove(), sh.close())
 		}
@@ -743,7 +775,7 @@ func (h *host) dropShells() error {
 }
 
 // putShell keeps a shell whose task is done for the slot's next one, or
-// closes it. When all slots together keep as many idle shells as they
+// closes it (always one built for a request's own limits). When all slots together keep as many idle shells as they
 // may, the one idle longest, of any slot, makes room: slots that served
 // the last requests keep their shells, where slots no request has used
 // for a while would otherwise hold every place and have the busy ones
@@ -751,7 +783,7 @@ func (h *host) dropShells() error {
 func (h *host) putShell(slot int, sh *shell) error {
 	perSlot, total := h.idleCaps()
 	h.shellMu.Lock()
-	if !sh.Usable() || h.closing || len(h.shells[slot]) >= perSlot {
+	if sh.own || !sh.Usable() || h.closing || len(h.shells[slot]) >= perSlot {
 		h.shellMu.Unlock()
 		return sh.close()
 	}
@@ -861,7 +893,7 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 }
 
 func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
-	cfg, l := rq.h.cfg, rq.h.cfg.Limits
+	cfg, l := rq.h.cfg, rq.limits
 	profile := t.profile(cfg.DefaultProfile)
 	dir := t.WorkingDir
 	if dir == "" {

@@ -26,11 +26,19 @@ func (*host) background(f func()) { f() }
 
 func (*request) close() error { return nil }
 
+func (*request) lacksGoCache() bool { return false }
+
 func (*request) discardCells() {}
 
 func (*request) prepare(context.Context, []Task) {}
 
 func (*host) expectFirst(Profile) {}
+
+func (*host) goCache() *goCache { return nil }
+
+func (*host) buildGoCache(context.Context, string, int, string) (*Result, error) {
+	return nil, errUnsupported
+}
 
 func (*request) runStep(context.Context, Step, storedFiles) (StepResult, error) {
 	return StepResult{}, errUnsupported

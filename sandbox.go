@@ -99,8 +99,16 @@ func New(cfg Config) (*Sandbox, error) {
 func (s *Sandbox) startPreparing() {
 	ctx, cancel := context.WithCancel(s.closing)
 	s.stopPreparing = cancel
-	for range preparers(s.limits.MaxConcurrency) {
-		s.preparing.Go(func() { s.prepareLoop(ctx) })
+	for i := range preparers(s.limits.MaxConcurrency) {
+		s.preparing.Go(func() {
+			if i == 0 {
+				// On the identity slot it would prepare a request on:
+				// one preparer builds the Go build cache first, if it
+				// is missing, and the count of identity slots holds.
+				s.prepareGoCache(ctx)
+			}
+			s.prepareLoop(ctx)
+		})
 	}
 }
 
@@ -156,12 +164,19 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 // instance, and across instances sharing a state dir one after another.
 func (s *Sandbox) newRequestID() string { return fmt.Sprintf("r%s-%d", s.tag, s.nextID.Add(1)) }
 
-// request returns a prepared request, or makes one.
+// request returns a prepared request, or makes one. One prepared before
+// the Go build cache was ready goes: its sandboxes see none.
 func (s *Sandbox) request() (*request, error) {
-	select {
-	case rq := <-s.pool:
-		return rq, nil
-	default:
+	for done := false; !done; {
+		select {
+		case rq := <-s.pool:
+			if !rq.lacksGoCache() {
+				return rq, nil
+			}
+			s.finish(rq)
+		default:
+			done = true
+		}
 	}
 	slot := s.takeID()
 	rq, err := s.host.newRequest(s.newRequestID(), slot)
@@ -229,6 +244,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.GoBuildCache != "" {
+		if c.GoBuildCache, err = filepath.Abs(c.GoBuildCache); err != nil {
+			return c, fmt.Errorf("config: GoBuildCache: %w", err)
+		}
+		if c.ImageID == "" {
+			if c.ImageID, _, err = DetectImage(c.RootFS); err != nil {
+				return c, fmt.Errorf("config: ImageID: %w", err)
+			}
+		}
 	}
 	return c, nil
 }

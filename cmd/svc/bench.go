@@ -51,6 +51,12 @@ Figures (--only selects them by id; the bare baseline always runs):
   gcc         gcc -O2 hello.c then ./hello (native_v2) as one request, and the
               same two commands on the host, sampled in turn
   replay      the gcc step replayed from a dir:// step cache
+  go          go build of hello world (a new main package each time), then its
+              run (native_v2), as one request: from an empty build cache
+              (limits raised to fit) and from the prepared Go build cache
+              (default limits), and the same two commands on the host, from
+              an empty cache and from one holding what hello world imports,
+              sampled in turn
   width       a parallel step of 1, 4 and 8 /bin/true tasks, per task
   output      a task writing 1 KiB, 1 MiB and 16 MiB to stdout, and the same
               command on the host read by Go
@@ -69,6 +75,7 @@ type benchFlags struct {
 	parent    string // where the state directory is made
 	uidBase   int
 	cpuProf   string // file for a Go CPU profile of the whole run; "" is none
+	goCache   string // Config.GoBuildCache of the go figure; "" is one in the state dir
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer) error {
@@ -86,6 +93,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.parent, "state-dir", os.TempDir(), "directory in which a fresh state directory is made and removed at the end; must be searchable by others")
 	fs.IntVar(&f.uidBase, "uid-base", 2_000_000_000, "first host uid/gid of the sandbox identities (each sandbox takes the range Sandbox.HostIDs reports, up to three sandboxes)")
 	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof reads it)")
+	fs.StringVar(&f.goCache, "go-build-cache", "", "directory of the prepared Go build cache of the go figure (GO_BUILD_CACHE_DIR), kept; default one in the state dir, prepared first (a minute of one CPU)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -151,6 +159,7 @@ func figures() []figure {
 		{"throughput", (*bench).throughput},
 		{"gcc", (*bench).gcc},
 		{"replay", (*bench).replay},
+		{"go", (*bench).goBuild},
 		{"width", (*bench).width},
 		{"output", (*bench).output},
 		{"file", (*bench).file},
@@ -787,6 +796,145 @@ func (b *bench) gcc() error {
 	base := b.add("gcc", "gcc+run, host", hostDs, nil, target{})
 	b.cpu = cpu
 	b.add("gcc", "gcc+run, sandbox", ds, base, ratioAtMost(1.05))
+	return nil
+}
+
+// goRoot is the Go toolchain the go figure measures, the sandboxes' own.
+const goRoot = "/usr/local/go"
+
+// helloGo is hello world in Go, printing n: each sample's is new, so that
+// its compile is never a hit of the build cache.
+func helloGo(n int) map[string]string {
+	return map[string]string{
+		"go.mod":  "module hello\n\ngo 1.26\n",
+		"main.go": fmt.Sprintf("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\", %d) }\n", n),
+	}
+}
+
+// goBuild measures go build of hello world then its run, cold and warm, in
+// the sandbox and on the host. Cold, every sample's build cache is empty:
+// on the host a new GOCACHE, in the sandbox a request without the
+// prepared cache (go's cache in the new workspace), with limits raised to
+// fit (the defaults end it with cpu_time_exceeded) and every CPU, as the
+// host has. Warm, the standard library is compiled already: on the host
+// the cache of the builds before, in the sandbox the prepared Go build
+// cache, under the default limits. The cold rows take 3 samples at most.
+func (b *bench) goBuild() error {
+	if _, err := os.Stat(filepath.Join(goRoot, "bin/go")); err != nil {
+		return fmt.Errorf("no Go toolchain: %w", err)
+	}
+	dir, err := os.MkdirTemp(b.dir, "host-go-")
+	if err != nil {
+		return err
+	}
+	n := 0
+	host := func(cache func() (string, error)) func() ([]byte, error) {
+		return func() ([]byte, error) {
+			n++
+			for name, content := range helloGo(n) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					return nil, err
+				}
+			}
+			gocache, err := cache()
+			if err != nil {
+				return nil, err
+			}
+			env := []string{"PATH=" + goRoot + "/bin:/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8", "GOCACHE=" + gocache}
+			build := exec.Command("go", "build", "-o", "hello", ".")
+			build.Dir, build.Env = dir, env
+			if out, err := build.CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("go build: %w: %s", err, out)
+			}
+			hello := exec.Command("./hello")
+			hello.Dir = dir
+			return hello.Output()
+		}
+	}
+	hostCheck := func(out []byte) error {
+		if want := fmt.Sprintf("hello %d\n", n); string(out) != want {
+			return fmt.Errorf("host ./hello wrote %q, want %q", out, want)
+		}
+		return nil
+	}
+	coldCache := filepath.Join(dir, "cold")
+	hostCold := host(func() (string, error) { return coldCache, nil })
+	// The cold cache goes after the clock stops.
+	hostColdCheck := func(out []byte) error { return errors.Join(hostCheck(out), os.RemoveAll(coldCache)) }
+	warmCache := filepath.Join(dir, "warm")
+	hostWarm := host(func() (string, error) { return warmCache, nil })
+	// What hello world imports, compiled once, whatever --warmup says.
+	if _, err := timed(hostWarm, hostCheck); err != nil {
+		return err
+	}
+
+	sandboxReq := func() *svc.Request {
+		n++
+		files := make(map[string]svc.File)
+		for name, content := range helloGo(n) {
+			files["hello/"+name] = svc.File{Content: content}
+		}
+		return &svc.Request{StopOnFailure: true, Steps: []svc.Step{
+			svc.Single(svc.Task{Cmd: "go", Args: []string{"build", "-o", "hello", "."}, WorkingDir: "/svc/hello", Files: files}),
+			svc.Single(svc.Task{Cmd: "./hello/hello", SandboxProfile: svc.ProfileNativeV2}),
+		}}
+	}
+	sandbox := func(sb *svc.Sandbox) func() (*svc.Response, error) {
+		return func() (*svc.Response, error) { return sb.Run(b.ctx, sandboxReq()) }
+	}
+	sandboxCheck := func(resp *svc.Response) error {
+		if err := exitedOK(2)(resp); err != nil {
+			return err
+		}
+		if out, want := resp.Results[1].Results[0].Stdout, fmt.Sprintf("hello %d\n", n); out != want {
+			return fmt.Errorf("./hello wrote %q, want %q", out, want)
+		}
+		return nil
+	}
+
+	cpus := int64(runtime.NumCPU())
+	cold, err := b.newSandbox("go-cold", svc.Config{Limits: svc.Limits{
+		MemoryMax: svc.GiB, PidsMax: 256, CPUMax: svc.CPUMax{Quota: cpus * 100000, Period: 100000},
+		CPUTimeLimit: 5 * time.Minute, WallTimeout: 5 * time.Minute, OverallTimeout: 10 * time.Minute,
+	}})
+	if err != nil {
+		return err
+	}
+	defer closeSandbox(cold)
+	goCache := b.f.goCache
+	if goCache == "" {
+		goCache = filepath.Join(b.dir, "gocache")
+	}
+	warm, err := b.newSandbox("go-warm", svc.Config{GoBuildCache: goCache})
+	if err != nil {
+		return err
+	}
+	defer closeSandbox(warm)
+	if err := warm.WaitGoBuildCache(b.ctx); err != nil {
+		return fmt.Errorf("the prepared Go build cache: %w", err)
+	}
+
+	// A cold build takes seconds: no warm-up, and few samples.
+	once := *b
+	once.f.warmup = 0
+	hostDs, ds, hostCPU, cpu, err := measurePair(&once, min(3, b.f.heavyRuns), hostCold, hostColdCheck, sandbox(cold), sandboxCheck)
+	if err != nil {
+		return err
+	}
+	b.cpu = hostCPU
+	base := b.add("go", "go build+run cold, host", hostDs, nil, target{})
+	b.cpu = cpu
+	b.add("go", "go build+run cold, sandbox", ds, base, target{})
+
+	hostDs, ds, hostCPU, cpu, err = measurePair(b, b.f.heavyRuns, hostWarm, hostCheck, sandbox(warm), sandboxCheck)
+	if err != nil {
+		return err
+	}
+	b.cpu = hostCPU
+	base = b.add("go", "go build+run warm, host", hostDs, nil, target{})
+	b.cpu = cpu
+	b.add("go", "go build+run warm, sandbox", ds, base, target{"cpu <= 2 s",
+		func(r *row) bool { return r.CPU > 0 && r.CPU <= 2*time.Second }})
 	return nil
 }
 

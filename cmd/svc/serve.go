@@ -140,6 +140,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 		o.Cache = cache
 	}
 
+	o.GoBuildCache, o.ImageID = o.goBuildCacheDir(stateDir), imageID
 	// New removes whatever a crashed instance with this state dir left.
 	sb, err := svc.New(o.Config)
 	if err != nil {
@@ -231,6 +232,18 @@ func (o *options) image() (string, []string, error) {
 		}
 	}
 	return imageID, toolchains, nil
+}
+
+// goBuildCacheDir returns the directory of the prepared Go build cache
+// (GO_BUILD_CACHE_DIR), "" for none.
+func (o *options) goBuildCacheDir(stateDir string) string {
+	switch o.goBuildCache {
+	case "":
+		return filepath.Join(stateDir, "gocache")
+	case "off":
+		return ""
+	}
+	return o.goBuildCache
 }
 
 // apiConfig returns the handler's configuration: keys, rate limit, what

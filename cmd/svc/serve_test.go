@@ -99,6 +99,9 @@ func startInProcess(t *testing.T, env map[string]string) *inProcess {
 	t.Setenv("STATE_DIR", stateDir(t))
 	t.Setenv("LISTEN_ADDR", "127.0.0.1:0")
 	t.Setenv("SANDBOX_UID_BASE", testUIDBase())
+	// Not a minute of CPU in every test: the Go build cache has tests of
+	// its own.
+	t.Setenv("GO_BUILD_CACHE_DIR", "off")
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
@@ -325,7 +328,7 @@ func startProcess(t *testing.T, env ...string) *process {
 	t.Helper()
 	requireRoot(t)
 	cmd := exec.Command(os.Args[0], "serve")
-	cmd.Env = append(os.Environ(), append([]string{"SVC_TEST_MAIN=1", "LISTEN_ADDR=127.0.0.1:0", "SANDBOX_UID_BASE=" + testUIDBase()}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"SVC_TEST_MAIN=1", "LISTEN_ADDR=127.0.0.1:0", "SANDBOX_UID_BASE=" + testUIDBase(), "GO_BUILD_CACHE_DIR=off"}, env...)...)
 	p := &process{cmd: cmd, stderr: new(logBuffer), stderrDone: make(chan struct{})}
 	pr, err := cmd.StderrPipe()
 	if err != nil {

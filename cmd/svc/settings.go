@@ -49,6 +49,7 @@ type options struct {
 	cacheTTL        time.Duration
 	cacheNamespace  string
 	shutdownTimeout time.Duration
+	goBuildCache    string   // "": <state dir>/gocache; "off": none
 	imageID         string   // "": detected
 	toolchains      []string // nil: detected
 }
@@ -257,6 +258,13 @@ var serverSettings = []setting{
 			return fmt.Errorf("want 1 to 64 of A-Z a-z 0-9 . _ -, got %q", v)
 		}
 		o.cacheNamespace = v
+		return nil
+	}},
+	{"GO_BUILD_CACHE_DIR", "", "directory in which a build cache of the Go standard library is prepared once per image (SVC_IMAGE_ID), in the background after start (about a minute of one CPU), and given to every request as a private copy, so that go build compiles only the program; off or empty disables it; default <STATE_DIR>/gocache", func(o *options, v string) error {
+		if v == "" {
+			v = "off"
+		}
+		o.goBuildCache = v
 		return nil
 	}},
 	durationSetting("SHUTDOWN_TIMEOUT_MS", "10000", "on SIGTERM or SIGINT, exit within this many milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.shutdownTimeout }),

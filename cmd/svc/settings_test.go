@@ -80,7 +80,7 @@ func TestDefaults(t *testing.T) {
 		o.WorkspaceSize != 256*svc.MiB || o.noAuth || o.rateLimit != 0 || o.fileStoreDir != "" ||
 		o.fileStoreMax != 4*svc.GiB || o.fileTTL != 24*time.Hour || o.maxUploads != 8 ||
 		!o.cacheEnabled || o.cacheURL != nil || o.cacheTTL != 24*time.Hour || o.cacheNamespace != "default" ||
-		o.shutdownTimeout != 10*time.Second || o.imageID != "" || o.toolchains != nil || len(o.apiKeys) != 0 ||
+		o.shutdownTimeout != 10*time.Second || o.goBuildCache != "" || o.imageID != "" || o.toolchains != nil || len(o.apiKeys) != 0 ||
 		!slices.Equal(o.AllowedProfiles, []svc.Profile{"compile_v2", "native_v2"}) || o.DefaultProfile != "compile_v2" {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -178,5 +178,35 @@ func TestServerSettings(t *testing.T) {
 		if _, err := parse(t, "--cache-url", bad); err == nil {
 			t.Errorf("CACHE_URL %s accepted", bad)
 		}
+	}
+}
+
+// TestGoBuildCacheSetting: the prepared Go build cache is in the state
+// directory unless the setting names another directory or turns it off.
+func TestGoBuildCacheSetting(t *testing.T) {
+	for _, c := range []struct {
+		set  bool
+		v    string
+		want string
+	}{
+		{false, "", "/state/gocache"},
+		{true, "", ""},
+		{true, "off", ""},
+		{true, "/srv/gocache", "/srv/gocache"},
+	} {
+		if c.set {
+			t.Setenv("GO_BUILD_CACHE_DIR", c.v)
+		}
+		o, err := parse(t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.goBuildCacheDir("/state"); got != c.want {
+			t.Errorf("GO_BUILD_CACHE_DIR set %v to %q: %q, want %q", c.set, c.v, got, c.want)
+		}
+	}
+	o, err := parse(t, "--go-build-cache-dir", "/flag/gocache")
+	if err != nil || o.goBuildCacheDir("/state") != "/flag/gocache" {
+		t.Errorf("--go-build-cache-dir: %q %v", o.goBuildCacheDir("/state"), err)
 	}
 }

@@ -87,7 +87,16 @@ type Params struct {
 	// toolchains installed off the task PATH added (see the svc package's
 	// localBin).
 	LocalBin string
+	// GoEnv, if set, is a host file bound read-only over the sandbox's
+	// /usr/local/go/go.env, the defaults of Go's configuration: RootFS's
+	// own with the place of the build cache added (see the svc package's
+	// Config.GoBuildCache).
+	GoEnv string
 }
+
+// GoEnvPath is where Go's official distribution keeps its go.env, relative
+// to the root.
+const GoEnvPath = "usr/local/go/go.env"
 
 // The detached mount trees a sandbox's init is given, in this order: the
 // request's workspace, attached read-write at /svc, and its /tmp. The
@@ -226,6 +235,9 @@ func ShellPlan(p Params, sys []SystemEntry) Plan {
 	}
 	if p.LocalBin != "" {
 		plan = append(plan, Op{Kind: Bind, Src: p.LocalBin, Dst: "usr/local/bin", Attr: ro | nosuid | nodev})
+	}
+	if p.GoEnv != "" {
+		plan = append(plan, Op{Kind: Bind, Src: p.GoEnv, Dst: GoEnvPath, Attr: ro | nosuid | nodev})
 	}
 
 	// /dev: a directory of the root with the harmless devices bound from

@@ -193,3 +193,27 @@ func TestShellPlan(t *testing.T) {
 		t.Errorf("last task mount %+v, want the task's own tmpfs", last)
 	}
 }
+
+// TestShellPlanFiles: /usr/local/bin and Go's go.env, when given, are
+// bound read-only after /usr, which holds their mount points.
+func TestShellPlanFiles(t *testing.T) {
+	params := testParams
+	params.LocalBin, params.GoEnv = "/run/localbin", "/run/goenv"
+	p := ShellPlan(params, testSys)
+	usr := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == "usr" })
+	for _, b := range []struct{ src, dst string }{{"/run/localbin", "usr/local/bin"}, {"/run/goenv", GoEnvPath}} {
+		i := slices.IndexFunc(p, func(o Op) bool { return o.Kind == Bind && o.Dst == b.dst })
+		if i < 0 {
+			t.Errorf("no bind of %s", b.dst)
+			continue
+		}
+		if op := p[i]; op.Src != b.src || op.Attr != ro|nosuid|nodev || i < usr {
+			t.Errorf("bind of %s: op %d %+v, want %s read-only, nosuid, nodev after /usr (op %d)", b.dst, i, op, b.src, usr)
+		}
+	}
+	for _, d := range []string{"usr/local/bin", GoEnvPath} {
+		if slices.ContainsFunc(ShellPlan(testParams, testSys), func(o Op) bool { return o.Dst == d }) {
+			t.Errorf("%s bound with no file given", d)
+		}
+	}
+}

@@ -278,11 +278,13 @@ func (c *Cell) pipes(watched bool) (theirs []int, err error) {
 	return theirs, nil
 }
 
-// openTrees clones the mounts of trees (open_tree) for an init. On an
-// error it returns what it opened, for the caller to close with the rest.
+// openTrees clones the mounts of trees (open_tree) for an init, each with
+// the mounts under it (a request's /tmp has its Go build cache's overlay
+// mounted in it). On an error it returns what it opened, for the caller
+// to close with the rest.
 func openTrees(trees []string) (fds []int, err error) {
 	for _, p := range trees {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 		if err != nil {
 			return fds, fmt.Errorf("clone the mount of %s: %w", p, err)
 		}

@@ -58,8 +58,8 @@ type ShellTask struct {
 	CgroupProcs []int
 	// Trees are the host directories whose mounts the task's attach
 	// operations take, in the order of their numbers (see
-	// mount.WorkspaceTree): each is cloned (open_tree) and handed to the
-	// init, which moves it into place.
+	// mount.WorkspaceTree): each is cloned (open_tree) with the mounts
+	// under it and handed to the init, which moves it into place.
 	Trees  []string
 	Mounts mount.Plan // mount.TaskMounts
 	// Filter, if not empty, is the task's seccomp program, installed by
