@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/svctest"
 )
 
 // goCacheUIDBase is the host id range of this file's sandboxes.
@@ -50,7 +51,7 @@ func requireGo(t testing.TB) {
 func sharedGoBuildCache(t testing.TB) string {
 	t.Helper()
 	requireGo(t)
-	dir := filepath.Join(os.TempDir(), "svc-test-gocache")
+	dir := svctest.GoBuildCache()
 	if fi, err := os.Lstat(dir); err == nil {
 		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || !fi.IsDir() || st.Uid != 0 || fi.Mode().Perm()&0o077 != 0 {
 			t.Fatalf("%s is not a directory of root's alone (%v): remove it", dir, fi.Mode())

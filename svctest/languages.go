@@ -1,14 +1,16 @@
 package svctest
 
 import (
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/svc-sandbox/svc"
 )
 
 // A Program is a source to build once and run on many inputs. The zero
-// value runs nothing; [C], [CPP], [Python], [PyPy], [Java], [Rust] and
-// [JS] make the usual ones.
+// value runs nothing; [C], [CPP], [Python], [PyPy], [Go], [Java], [Rust]
+// and [JS] make the usual ones.
 type Program struct {
 	// Files are the sources, placed in the workspace (/svc) before the
 	// build: inline, or stored files by id.
@@ -93,15 +95,38 @@ func CPP(src string) Program {
 }
 
 // Python returns the program of a Python 3 source, main.py, run by
-// python3 under compile_v2 (the interpreter needs more than native_v2
-// allows).
+// python3 under native_v2 (a submission: its threads need no process; a
+// program that forks, multiprocessing for one, needs compile_v2).
 func Python(src string) Program {
 	return Program{
 		Files:      map[string]svc.File{"main.py": {Content: src}},
 		Run:        []string{"python3", "main.py"},
-		RunProfile: svc.ProfileCompileV2,
+		RunProfile: svc.ProfileNativeV2,
 	}
 }
+
+// Go returns the program of a Go source, main.go, in a module of its own:
+// built by go build under compile_v2 (go starts the compiler and the
+// linker), run under native_v2. In a sandbox with a prepared Go build
+// cache (svc.Config.GoBuildCache) the build compiles the program alone,
+// in a fraction of a second of CPU; without one it compiles the standard
+// library first, about 10 s of CPU and 350 MiB: BuildNeeds are for that.
+func Go(src string) Program {
+	return Program{
+		Files:      map[string]svc.File{"main.go": {Content: src}, "go.mod": {Content: "module main\n\ngo 1.22\n"}},
+		Build:      []string{"go", "build", "-o", "main", "."},
+		Run:        []string{"./main"},
+		RunProfile: svc.ProfileNativeV2,
+		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 30 * time.Second, WallTimeout: 60 * time.Second},
+	}
+}
+
+// GoBuildCache returns a directory for svc.Config.GoBuildCache that the
+// tests of this machine share, run after run ($TMPDIR/svc-test-gocache):
+// the first Sandbox given it prepares the Go standard library's build
+// cache there (about a minute of CPU), the others wait for that one
+// (Sandbox.WaitGoBuildCache) and reuse it.
+func GoBuildCache() string { return filepath.Join(os.TempDir(), "svc-test-gocache") }
 
 // PyPy returns the program of a Python 3 source, main.py, run by pypy3
 // (PyPy 7.3, Python 3.9) under native_v2: its JIT and threads need no

@@ -32,6 +32,16 @@ int main() { std::string s; std::cin >> s; std::cout << "Hello, " << s << "!\n";
 `), []string{"g++"}},
 		{"python", svctest.Python("print(f\"Hello, {input().strip()}!\")\n"), []string{"python3"}},
 		{"pypy", svctest.PyPy("print(\"Hello, %s!\" % input().strip())\n"), []string{"pypy3"}},
+		{"go", svctest.Go(`package main
+
+import "fmt"
+
+func main() {
+	var s string
+	fmt.Scan(&s)
+	fmt.Printf("Hello, %s!\n", s)
+}
+`), []string{"/usr/local/go/bin/go"}},
 		{"java", svctest.Java(`import java.util.Scanner;
 
 public class Main {
@@ -74,9 +84,18 @@ func requireTools(t *testing.T, tools ...string) {
 func onTaskPath(command string) bool { return taskLookPath(command) != "" }
 
 // taskLookPath returns the executable file that command is in a directory
-// of the task PATH, "" when there is none.
+// of the task PATH, "" when there is none. An absolute command is a file
+// the sandbox links onto the PATH (Go's /usr/local/go/bin/go).
 func taskLookPath(command string) string {
-	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+	dirs := []string{"/usr/local/bin", "/usr/bin", "/bin"}
+	if filepath.IsAbs(command) {
+		dirs, command = []string{filepath.Dir(command)}, filepath.Base(command)
+	}
+	// The sandbox finds Go's commands in /usr/local/bin.
+	if command == "go" || command == "gofmt" {
+		dirs = append(dirs, "/usr/local/go/bin")
+	}
+	for _, dir := range dirs {
 		p := filepath.Join(dir, command)
 		fi, err := os.Stat(p)
 		if err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
@@ -95,7 +114,18 @@ func TestLanguages(t *testing.T) {
 		t.Run(l.name, func(t *testing.T) {
 			requireTools(t, l.tools...)
 			lim := l.program.Limits(svc.Limits{MemoryMax: 128 * svc.MiB, CPUTimeLimit: 2 * time.Second, WallTimeout: 10 * time.Second})
-			sb := svctest.New(t, svc.Config{Limits: lim})
+			cfg := svc.Config{Limits: lim}
+			if l.name == "go" {
+				// Go's build with the standard library prepared, as
+				// the server has it.
+				cfg.GoBuildCache = svctest.GoBuildCache()
+			}
+			sb := svctest.New(t, cfg)
+			if cfg.GoBuildCache != "" {
+				if err := sb.WaitGoBuildCache(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
 			cases := []svctest.Case{{Input: "world\n", Want: "Hello, world!\n"}, {Input: "svc", Want: "Hello, svc!\n"}}
 			rep, err := svctest.Judge(context.Background(), sb, l.program, cases, svctest.Exact)
 			if err != nil {
