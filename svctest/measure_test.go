@@ -81,7 +81,12 @@ func TestMeasureLanguages(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hostGoCache := t.TempDir()
+	// Not t.TempDir, whose parent nobody cannot search.
+	hostGoCache, err := os.MkdirTemp("", "svc-measure-gocache-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(hostGoCache) })
 	if err := os.Chmod(hostGoCache, 0o777); err != nil {
 		t.Fatal(err)
 	}
