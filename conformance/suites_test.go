@@ -28,8 +28,10 @@
 // modules as the steps of a few requests under compile_v2 (one request per
 // lane, the lanes concurrently, each module one task, working dir /svc),
 // with limits raised to what the heaviest module needs (2 GiB, 512 pids,
-// 2 CPUs, 5 min per task). The host runs first, then the sandbox, so the
-// two never compete for the CPUs.
+// 2 CPUs, an 8 GiB workspace for the large sparse files of test_io and
+// test_mmap, 90 s per module on both sides). Four lanes: the slow modules
+// mostly sleep. The host runs first, then the sandbox, so the two never
+// compete for the CPUs.
 //
 // Each side's verbose output gives the set of passing test cases (lines
 // "test_x (test.test_mod.Class.test_x) ... ok"). The test fails when a
@@ -254,6 +256,12 @@ func suitePyArgs(m suitePyModule) []string {
 // so four lanes keep two CPUs busy.
 const suiteLanes = 4
 
+// suitePyWall is the wall time of a module on either side: three times
+// the slowest module's (test_socket, 27 s) on a loaded machine. A module
+// that hangs (asyncio's, when epoll_wait is refused) costs its lane this
+// much.
+const suitePyWall = 90 * time.Second
+
 // suiteHostUID is the unprivileged user the host side runs as (nobody).
 const suiteHostUID = 65534
 
@@ -276,7 +284,7 @@ func TestSuitePython(t *testing.T) {
 	host := suiteHostModules(t, lanes)
 	hostWall := time.Since(start)
 
-	sb := suiteSandbox(t)
+	sb := suiteSandbox(t, suitePyWall)
 	start = time.Now()
 	box := suiteSandboxModules(t, sb, profile, lanes)
 	boxWall := time.Since(start)
@@ -394,7 +402,7 @@ func suiteHostModules(t *testing.T, lanes [][]suitePyModule) map[string]suiteRun
 		wg.Go(func() {
 			for _, m := range lane {
 				dir := suiteHostDir(t)
-				r := suiteHostRun(dir, suiteHostEnv(dir), 5*time.Minute, suitePython, suitePyArgs(m)...)
+				r := suiteHostRun(dir, suiteHostEnv(dir), suitePyWall, suitePython, suitePyArgs(m)...)
 				mu.Lock()
 				runs[m.name] = r
 				mu.Unlock()
@@ -407,14 +415,15 @@ func suiteHostModules(t *testing.T, lanes [][]suitePyModule) map[string]suiteRun
 
 // suiteSandbox returns a sandbox whose limits fit the heaviest module and
 // a cold Go build: the suites measure what the allowlist lets through,
-// not the limits.
-func suiteSandbox(t *testing.T) *svc.Sandbox {
+// not the limits. wall is the wall time of a task: it bounds what a module
+// that hangs costs.
+func suiteSandbox(t *testing.T, wall time.Duration) *svc.Sandbox {
 	return svctest.New(t, svc.Config{
 		Limits: svc.Limits{
 			MemoryMax:          2 * svc.GiB,
 			PidsMax:            512,
 			CPUMax:             svc.CPUMax{Quota: 200000, Period: 100000},
-			WallTimeout:        5 * time.Minute,
+			WallTimeout:        wall,
 			CPUTimeLimit:       5 * time.Minute,
 			OverallTimeout:     20 * time.Minute,
 			OutputLimit:        8 * svc.MiB,
@@ -740,7 +749,7 @@ func TestSuiteGoStd(t *testing.T) {
 		t.Fatalf("host: go test failed (%v, exit %d)", host.err, host.exit)
 	}
 
-	sb := suiteSandbox(t)
+	sb := suiteSandbox(t, 10*time.Minute)
 	env := make(map[string]string)
 	for _, kv := range goEnv("/tmp") {
 		k, v, _ := strings.Cut(kv, "=")
