@@ -33,7 +33,7 @@
 // test_mmap, 90 s per module on both sides). Four lanes: the slow modules
 // mostly sleep. The host runs first, then the sandbox, so the two never
 // compete for the CPUs: about a minute each on two busy CPUs (55 s and
-// 65 s at a load of 12), 83 modules, some 16,000 cases.
+// 65 s at a load of 12), 83 modules, some 15,000 passing cases.
 //
 // Each side's verbose output gives the set of passing test cases (lines
 // "test_x (test.test_mod.Class.test_x) ... ok"). The test fails when a
