@@ -65,6 +65,7 @@ const probeSrc = `#define _GNU_SOURCE
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef __NR_open_tree_attr
@@ -186,6 +187,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "socket-unix"))
 		return result(socket(AF_UNIX, SOCK_STREAM, 0), "unix");
+	if (!strcmp(mode, "clock_settime")) { /* allowed, with no privilege to use */
+		struct timespec ts = {0};
+		return result(syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), "clock_settime");
+	}
 	if (!strcmp(mode, "getpwnam")) { /* nscd's socket first, then /etc/passwd */
 		struct passwd *pw = getpwnam("root");
 		return result(pw && pw->pw_uid == 0 ? 0 : -1, "root");
@@ -272,6 +277,7 @@ func probeCases() []probeCase {
 			return "EACCES"
 		}},
 		probeCase{"getpwnam", func(svc.Profile) string { return "ok root" }},
+		probeCase{"clock_settime", func(svc.Profile) string { return "EPERM" }},
 		probeCase{"socket-inet", compileOr("ok inet")},
 		probeCase{"socket-inet6", compileOr("ok inet6")},
 		probeCase{"socketpair", compileOr("ok ping")},
