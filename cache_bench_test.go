@@ -20,7 +20,7 @@ import (
 func BenchmarkCacheCompileRun(b *testing.B) {
 	c := newCache(b, svc.CacheConfig{})
 	sb := newCacheSandbox(b, c, svc.Config{})
-	plain := newSandbox(b, svc.Config{UIDBase: cacheUIDBase2})
+	plain := newSandbox(b, svc.Config{})
 	const src = `#include <stdio.h>
 int main(void) { for (int i = 0; i < 3; i++) printf("hello %d\n", i); return 0; }`
 	req := func(salt string) *svc.Request {

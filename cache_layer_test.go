@@ -86,8 +86,22 @@ func TestLayerRoundTrip(t *testing.T) {
 	if got, _ := json.Marshal(l.results); !bytes.Equal(got, must(json.Marshal(results))) {
 		t.Errorf("results %s", got)
 	}
+	if out := layerEntries(t, l, testKey); !slices.Equal(out, in) {
+		t.Errorf("entries\n got %+v\nwant %+v", out, in)
+	}
+	// A consumer that reads no content still sees every entry.
+	n := 0
+	if err := l.entries(testKey, func(*layerEntry, io.Reader) error { n++; return nil }); err != nil || n != len(in) {
+		t.Errorf("skipping content: %d entries, %v", n, err)
+	}
+}
+
+// layerEntries returns the entries of l, a file's content in its target
+// field as encodeLayer takes it.
+func layerEntries(t testing.TB, l *layer, key string) []layerEntry {
+	t.Helper()
 	var out []layerEntry
-	err = l.entries(testKey, func(e *layerEntry, content io.Reader) error {
+	err := l.entries(key, func(e *layerEntry, content io.Reader) error {
 		got := *e
 		if content != nil {
 			b, err := io.ReadAll(content)
@@ -102,14 +116,7 @@ func TestLayerRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(out, in) {
-		t.Errorf("entries\n got %+v\nwant %+v", out, in)
-	}
-	// A consumer that reads no content still sees every entry.
-	n := 0
-	if err := l.entries(testKey, func(*layerEntry, io.Reader) error { n++; return nil }); err != nil || n != len(in) {
-		t.Errorf("skipping content: %d entries, %v", n, err)
-	}
+	return out
 }
 
 func must[T any](v T, err error) T {

@@ -103,7 +103,7 @@ func TestCacheRedisShared(t *testing.T) {
 	c1 := newCache(t, svc.CacheConfig{URL: r.URL})
 	c2 := newCache(t, svc.CacheConfig{URL: r.URL})
 	sb1 := newCacheSandbox(t, c1, svc.Config{})
-	sb2 := newCacheSandbox(t, c2, svc.Config{UIDBase: cacheUIDBase2})
+	sb2 := newCacheSandbox(t, c2, svc.Config{})
 	if kind, ns, _ := c1.Info(); kind != "redis" || ns != "default" {
 		t.Errorf("info %s %s", kind, ns)
 	}
@@ -135,7 +135,7 @@ func TestCacheRedisShared(t *testing.T) {
 
 	// Another namespace on the same server is another store.
 	c3 := newCache(t, svc.CacheConfig{URL: r.URL, Namespace: "other"})
-	sb3 := newCacheSandbox(t, c3, svc.Config{UIDBase: cacheUIDBase2 + 50})
+	sb3 := newCacheSandbox(t, c3, svc.Config{})
 	wantSummary(t, runReq(t, sb3, req), 0, 2)
 
 	n, err := c2.Drop(context.Background())

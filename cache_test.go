@@ -18,13 +18,6 @@ import (
 	"github.com/svc-sandbox/svc"
 )
 
-// cacheUIDBase is the UIDBase of this file's Sandboxes (see fileUIDBase);
-// a second Sandbox in a test takes cacheUIDBase2.
-const (
-	cacheUIDBase  = 1_400_000
-	cacheUIDBase2 = 1_400_100
-)
-
 // newCache opens a dir:// cache in a fresh directory (or cfg.URL), with a
 // fixed image, closed at cleanup.
 func newCache(t testing.TB, cfg svc.CacheConfig) *svc.StepCache {
@@ -50,13 +43,10 @@ func newCache(t testing.TB, cfg svc.CacheConfig) *svc.StepCache {
 	return c
 }
 
-// newCacheSandbox is newSandbox with the cache c and this file's UIDBase.
+// newCacheSandbox is newSandbox with the cache c.
 func newCacheSandbox(t testing.TB, c *svc.StepCache, cfg svc.Config) *svc.Sandbox {
 	t.Helper()
 	cfg.Cache = c
-	if cfg.UIDBase == 0 {
-		cfg.UIDBase = cacheUIDBase
-	}
 	return newSandbox(t, cfg)
 }
 
@@ -273,7 +263,7 @@ func TestCacheLegacyRequest(t *testing.T) {
 }
 
 func TestCacheDisabled(t *testing.T) {
-	sb := newSandbox(t, svc.Config{UIDBase: cacheUIDBase})
+	sb := newSandbox(t, svc.Config{})
 	req := cached(svc.Single(sh("echo hi")))
 	for range 2 {
 		resp := runReq(t, sb, req)
@@ -331,25 +321,25 @@ func TestCacheChangesMiss(t *testing.T) {
 	// another Sandbox or cache on the same store misses.
 	for name, mk := range map[string]func(t *testing.T) *svc.Sandbox{
 		"same everything": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir}), svc.Config{UIDBase: cacheUIDBase2})
+			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir}), svc.Config{})
 		},
 		"wall timeout": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, c, svc.Config{UIDBase: cacheUIDBase2, Limits: svc.Limits{WallTimeout: 9 * time.Second}})
+			return newCacheSandbox(t, c, svc.Config{Limits: svc.Limits{WallTimeout: 9 * time.Second}})
 		},
 		"memory": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, c, svc.Config{UIDBase: cacheUIDBase2, Limits: svc.Limits{MemoryMax: 200 * svc.MiB}})
+			return newCacheSandbox(t, c, svc.Config{Limits: svc.Limits{MemoryMax: 200 * svc.MiB}})
 		},
 		"workspace size": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, c, svc.Config{UIDBase: cacheUIDBase2, WorkspaceSize: 128 * svc.MiB})
+			return newCacheSandbox(t, c, svc.Config{WorkspaceSize: 128 * svc.MiB})
 		},
 		"image id": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, ImageID: "other-image"}), svc.Config{UIDBase: cacheUIDBase2})
+			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, ImageID: "other-image"}), svc.Config{})
 		},
 		"toolchains": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, Toolchains: []string{"gcc-13"}}), svc.Config{UIDBase: cacheUIDBase2})
+			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, Toolchains: []string{"gcc-13"}}), svc.Config{})
 		},
 		"namespace": func(t *testing.T) *svc.Sandbox {
-			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, Namespace: "other"}), svc.Config{UIDBase: cacheUIDBase2})
+			return newCacheSandbox(t, newCache(t, svc.CacheConfig{URL: "dir://" + dir, Namespace: "other"}), svc.Config{})
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -406,7 +396,7 @@ func TestCacheDrop(t *testing.T) {
 	b := newCache(t, svc.CacheConfig{URL: "dir://" + dir}) // another instance
 	other := newCache(t, svc.CacheConfig{URL: "dir://" + dir, Namespace: "other"})
 	sbA := newCacheSandbox(t, a, svc.Config{})
-	sbOther := newCacheSandbox(t, other, svc.Config{UIDBase: cacheUIDBase2})
+	sbOther := newCacheSandbox(t, other, svc.Config{})
 	req := cached(svc.Single(sh("echo 1 > f")), svc.Single(sh("cat f")))
 	wantSummary(t, runReq(t, sbA, req), 0, 2)
 	wantSummary(t, runReq(t, sbOther, req), 0, 1+1)
@@ -736,7 +726,7 @@ func TestCacheLayerTooLarge(t *testing.T) {
 		wantSummary(t, resp, 0, 0)
 	}
 	small := newCache(t, svc.CacheConfig{MaxBytes: 100 * svc.KiB})
-	sb2 := newCacheSandbox(t, small, svc.Config{UIDBase: cacheUIDBase2})
+	sb2 := newCacheSandbox(t, small, svc.Config{})
 	req = cached(svc.Single(sh("head -c 200000 /dev/zero > f")))
 	wantSummary(t, runReq(t, sb2, req), 0, 0)
 	req = cached(svc.Single(sh("head -c 20000 /dev/zero > f")))

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 func TestDeniedSyscalls(t *testing.T) {
 	for _, set := range filterSets {
 		t.Run(set.name, func(t *testing.T) {
-			sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: set.profiles})
+			sb := newSandbox(t, svc.Config{AllowedProfiles: set.profiles})
 			build := svc.Single(svc.Task{
 				Cmd: "gcc", Args: []string{"-O1", "-o", "refuser", "refuser.c"},
 				Files: map[string]svc.File{"refuser.c": {Content: refuserSrc}},
@@ -124,7 +124,7 @@ func TestDeniedSyscalls(t *testing.T) {
 
 // A replayed result carries the refused calls of the run it replays.
 func TestDeniedSyscallsReplayed(t *testing.T) {
-	sb := newSeccompSandbox(t, svc.Config{Cache: newCache(t, svc.CacheConfig{})})
+	sb := newSandbox(t, svc.Config{Cache: newCache(t, svc.CacheConfig{})})
 	yes := true
 	steps := []svc.Step{
 		svc.Single(svc.Task{Cmd: "gcc", Args: []string{"-O1", "-o", "refuser", "refuser.c"}, Cache: &yes,

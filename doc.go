@@ -6,13 +6,13 @@
 // of tasks that run concurrently. All steps of a request share one
 // workspace, mounted at /svc in the sandbox, and a scratch /tmp. Every task
 // gets its own user, PID, mount, IPC, UTS and cgroup namespaces, a network
-// namespace with only loopback that is as no task had used it (new, or
+// namespace with only loopback that is as if no task had used it (new, or
 // read unchanged since it was made), its own cgroup with memory, pids and
 // CPU limits (on cgroup v1 the cpu and cpuacct groups are its sandbox's,
 // which runs one task at a time and counts each task's CPU time from
-// zero), and its own system-call filter. A task that fails (non-zero exit, timeout, out of memory,
-// forbidden system call) does not fail the request: its [Result] carries
-// the [Outcome]. An error from [Sandbox.Run] means the request was refused
+// zero), and its own system-call filter. A task that fails (non-zero
+// exit, timeout, out of memory, forbidden system call) does not fail the
+// request: its [Result] carries the [Outcome]. An error from [Sandbox.Run] means the request was refused
 // or could not be run; it is an [*Error] with a stable [Code].
 //
 //	sb, err := svc.New(svc.Config{})
@@ -51,7 +51,7 @@
 // A Sandbox is safe for concurrent use; requests run in parallel up to
 // Limits.MaxConcurrency task slots. Cancelling the context of Run kills the
 // request's tasks; Run returns only once their processes are gone.
-
+//
 // # Step cache
 //
 // With a [StepCache] in [Config].Cache, steps declared deterministic are

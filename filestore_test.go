@@ -50,19 +50,6 @@ func storeRandom(t testing.TB, fs *svc.FileStore, n int) string {
 	return info.ID
 }
 
-// fileUIDBase is the UIDBase of this file's Sandboxes: identities of their
-// own, so that assertClean is not confused by the sandboxes of other test
-// files' processes running on the same host (limits_test.go uses
-// 1_100_000, isolation_test.go 1_700_000, the rest the default).
-const fileUIDBase = 1_300_000
-
-// newFileSandbox is newSandbox with UIDBase fileUIDBase.
-func newFileSandbox(t testing.TB, cfg svc.Config) *svc.Sandbox {
-	t.Helper()
-	cfg.UIDBase = fileUIDBase
-	return newSandbox(t, cfg)
-}
-
 func stored(id string) svc.File { return svc.File{FileID: id} }
 
 // wantSum checks that a task printed the sha256sum of id for its file.
@@ -76,7 +63,7 @@ func wantSum(t testing.TB, r svc.Result, id string) {
 
 func TestFileStoreTaskReadsStoredFile(t *testing.T) {
 	fs, _ := newStore(t)
-	sb := newFileSandbox(t, svc.Config{Files: fs})
+	sb := newSandbox(t, svc.Config{Files: fs})
 	id := storeRandom(t, fs, 3*svc.MiB+5)
 	sum := func(p string) svc.Task {
 		return svc.Task{Cmd: "sha256sum", Args: []string{p}, Files: map[string]svc.File{p: stored(id)}}
@@ -103,7 +90,7 @@ func TestFileStoreTaskReadsStoredFile(t *testing.T) {
 
 func TestFileStoreMissingFileID(t *testing.T) {
 	fs, _ := newStore(t)
-	sb := newFileSandbox(t, svc.Config{Files: fs})
+	sb := newSandbox(t, svc.Config{Files: fs})
 	id := storeRandom(t, fs, 1000)
 	gone := storeRandom(t, fs, 2000)
 	if err := fs.Delete(gone); err != nil {
@@ -140,7 +127,7 @@ func TestFileStoreMissingFileID(t *testing.T) {
 	}
 
 	// Without a file store, every file_id is missing.
-	sb2 := newFileSandbox(t, svc.Config{})
+	sb2 := newSandbox(t, svc.Config{})
 	_, err := sb2.Run(context.Background(), &svc.Request{Steps: []svc.Step{
 		svc.Single(svc.Task{Cmd: "true", Files: map[string]svc.File{"a": stored(id)}}),
 	}})
@@ -152,7 +139,7 @@ func TestFileStoreMissingFileID(t *testing.T) {
 // A stored file whose bytes no longer hash to its id is never placed.
 func TestFileStoreCorruptFileNotPlaced(t *testing.T) {
 	fs, dir := newStore(t)
-	sb := newFileSandbox(t, svc.Config{Files: fs})
+	sb := newSandbox(t, svc.Config{Files: fs})
 	id := storeRandom(t, fs, 5000)
 	p := filepath.Join(dir, id) // the documented layout: Dir/<id>
 	b, err := os.ReadFile(p)
@@ -176,7 +163,7 @@ func TestFileStoreCorruptFileNotPlaced(t *testing.T) {
 
 func TestFileStoreWorkspaceSum(t *testing.T) {
 	fs, _ := newStore(t)
-	sb := newFileSandbox(t, svc.Config{Files: fs, WorkspaceSize: svc.MiB})
+	sb := newSandbox(t, svc.Config{Files: fs, WorkspaceSize: svc.MiB})
 	a := storeRandom(t, fs, 600*svc.KiB)
 	b := storeRandom(t, fs, 600*svc.KiB+1)
 	for name, steps := range map[string][]svc.Step{
@@ -214,7 +201,7 @@ func TestFileStoreWorkspaceSum(t *testing.T) {
 // the request opened it before it started.
 func TestFileStoreDeletedWhileRunning(t *testing.T) {
 	fs, _ := newStore(t)
-	sb := newFileSandbox(t, svc.Config{Files: fs})
+	sb := newSandbox(t, svc.Config{Files: fs})
 	id := storeRandom(t, fs, svc.MiB)
 	type res struct {
 		resp *svc.Response

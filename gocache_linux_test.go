@@ -30,7 +30,7 @@ func BenchmarkRequestEnv(b *testing.B) {
 			if err := os.Chmod(state, 0o711); err != nil {
 				b.Fatal(err)
 			}
-			cfg := Config{StateDir: state, UIDBase: 3_900_000}
+			cfg := Config{StateDir: state, UIDBase: UIDBaseForTest()}
 			if gocache {
 				cfg.GoBuildCache, cfg.ImageID = filepath.Join(state, "gocache"), "bench"
 				for i := range 256 {

@@ -22,9 +22,6 @@ import (
 	"github.com/svc-sandbox/svc/svctest"
 )
 
-// goCacheUIDBase is the host id range of this file's sandboxes.
-var goCacheUIDBase = 3_000_000 + os.Getpid()%256*1024
-
 // helloModule is a hello world module in /svc/hello.
 var helloModule = map[string]svc.File{
 	"hello/go.mod":  {Content: "module hello\n\ngo 1.26\n"},
@@ -65,9 +62,6 @@ func sharedGoBuildCache(t testing.TB) string {
 func goCacheSandbox(t testing.TB, cfg svc.Config) *svc.Sandbox {
 	t.Helper()
 	cfg.GoBuildCache = sharedGoBuildCache(t)
-	if cfg.UIDBase == 0 {
-		cfg.UIDBase = goCacheUIDBase
-	}
 	sb := newSandbox(t, cfg)
 	waitGoCache(t, sb)
 	return sb
@@ -304,8 +298,8 @@ var standInCmd = []string{"sh", "-c", "go build unicode/utf8 && until [ -e /tmp/
 
 // newStandIn opens a Sandbox with the state directory state (a fresh one
 // if ""), the Go build cache in dir (state/gocache if "") for image, and
-// host ids from uidBase. The test closes it.
-func newStandIn(t *testing.T, state, dir, image string, uidBase int) *standIn {
+// host ids of its own. The test closes it.
+func newStandIn(t *testing.T, state, dir, image string) *standIn {
 	t.Helper()
 	if state == "" {
 		var err error
@@ -322,7 +316,7 @@ func newStandIn(t *testing.T, state, dir, image string, uidBase int) *standIn {
 	}
 	s := &standIn{state: state, logs: new(lockedBuffer)}
 	var err error
-	s.Sandbox, err = svc.New(svc.Config{StateDir: state, UIDBase: uidBase, GoBuildCache: dir, ImageID: image,
+	s.Sandbox, err = svc.New(svc.Config{StateDir: state, UIDBase: svctest.UIDBase(), GoBuildCache: dir, ImageID: image,
 		Logger: slog.New(slog.NewTextHandler(s.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +370,7 @@ var lsGoCache = sh("ls -A /tmp/.gocache 2>&1 | head -3; go env GOCACHE")
 func TestGoBuildCachePrepared(t *testing.T) {
 	requireGo(t)
 	defer svc.SetGoCacheCmdForTest(standInCmd...)()
-	sb := newStandIn(t, "", "", "image-a", goCacheUIDBase)
+	sb := newStandIn(t, "", "", "image-a")
 	state, dir := sb.state, filepath.Join(sb.state, "gocache")
 	r := one(t, sb.Sandbox, lsGoCache)
 	expect(t, r, svc.OutcomeExited, 0)
@@ -412,7 +406,7 @@ func TestGoBuildCachePrepared(t *testing.T) {
 	if err := os.Mkdir(stale, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sb = newStandIn(t, state, "", "image-a", goCacheUIDBase)
+	sb = newStandIn(t, state, "", "image-a")
 	waitGoCache(t, sb.Sandbox)
 	if strings.Contains(sb.logs.String(), "go build cache: prepared") {
 		t.Errorf("prepared again for the same image:\n%s", sb.logs)
@@ -426,7 +420,7 @@ func TestGoBuildCachePrepared(t *testing.T) {
 		t.Errorf("the same image's instance touched the directory: %v", err)
 	}
 
-	sb = newStandIn(t, state, "", "image-b", goCacheUIDBase)
+	sb = newStandIn(t, state, "", "image-b")
 	sb.release(t)
 	waitGoCache(t, sb.Sandbox)
 	if !strings.Contains(sb.logs.String(), "go build cache: prepared") {
@@ -449,12 +443,11 @@ func TestGoBuildCachePrepared(t *testing.T) {
 func TestGoBuildCacheShared(t *testing.T) {
 	requireGo(t)
 	defer svc.SetGoCacheCmdForTest(standInCmd...)()
-	first := newStandIn(t, "", "", "image-c", goCacheUIDBase)
+	first := newStandIn(t, "", "", "image-c")
 	defer first.close(t)
 	dir := filepath.Join(first.state, "gocache")
 	first.running(t) // and holds the lock
-	ids, n := first.HostIDs()
-	second := newStandIn(t, "", dir, "image-c", ids+n)
+	second := newStandIn(t, "", dir, "image-c")
 	defer second.close(t)
 	first.release(t)
 	waitGoCache(t, first.Sandbox)

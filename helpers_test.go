@@ -10,7 +10,12 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/svctest"
 )
+
+// The internal tests' host ids come from svctest.UIDBase too, which they
+// cannot import (svctest imports svc).
+func init() { svc.UIDBaseForTest = svctest.UIDBase }
 
 // requireRoot skips a test that needs root with the reason.
 func requireRoot(t testing.TB) {
@@ -20,11 +25,17 @@ func requireRoot(t testing.TB) {
 	}
 }
 
-// newSandbox returns a Sandbox with a private state directory and the
-// given limits (zero fields take the defaults), closed at cleanup.
+// newSandbox returns a Sandbox with cfg, closed at cleanup. Zero fields
+// take the defaults, but for two: a zero StateDir is a private directory,
+// and a zero UIDBase a range of host ids of its own (svctest.UIDBase), so
+// that assertClean sees only this Sandbox's processes, not those of
+// another Sandbox of the test or of another test process.
 func newSandbox(t testing.TB, cfg svc.Config) *svc.Sandbox {
 	t.Helper()
 	requireRoot(t)
+	if cfg.UIDBase == 0 {
+		cfg.UIDBase = svctest.UIDBase()
+	}
 	if cfg.StateDir == "" {
 		dir, err := os.MkdirTemp("", "svc-test-")
 		if err != nil {

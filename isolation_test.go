@@ -38,24 +38,17 @@ import (
 	"github.com/svc-sandbox/svc/internal/runner"
 )
 
-// isolationUIDBase is the UIDBase of the isolation tests: a request in slot
-// 0 runs its init as host uid isolationUIDBase and its tasks as
-// isolationUIDBase+1. The process id picks one of 256 ranges between the
-// library's default range and svctest's, so that test processes running
-// at the same time do not share sandbox identities (assertClean would
-// count another process's tasks as leftovers).
-var isolationUIDBase = 1_700_000 + os.Getpid()%256*1024
-
 // filtered are the results of an attempt that a system-call filter may
 // refuse instead of the kernel: a kill by SIGSYS or ENOSYS. Patterns of
 // such attempts end with it.
 var filtered = fmt.Sprintf("|signal %d|ENOSYS", syscall.SIGSYS)
 
-// newIsolationSandbox returns a sandbox with UIDBase isolationUIDBase and
-// checks at cleanup that nothing of its requests is left on the host.
+// newIsolationSandbox returns a sandbox that allows every profile and
+// checks at cleanup that nothing of its requests is left on the host. A
+// request in its identity slot 0 runs its init as host uid
+// Config().UIDBase and its tasks as UIDBase+1.
 func newIsolationSandbox(t *testing.T, cfg svc.Config) *svc.Sandbox {
 	t.Helper()
-	cfg.UIDBase = isolationUIDBase
 	cfg.AllowedProfiles = svc.Profiles()
 	sb := newSandbox(t, cfg)
 	t.Cleanup(func() { assertClean(t, sb) })
@@ -273,19 +266,20 @@ func TestIsolationIdentity(t *testing.T) {
 	}
 	// The request's identity slot k maps the init to base+2k and the task
 	// to base+2k+1, for uid and gid alike.
+	base := sb.Config().UIDBase
 	uidMap := l.fields("uid_map")
 	var k int
 	if len(uidMap) == 2 {
 		var host int
 		fmt.Sscanf(uidMap[0], "0 %d 1", &host)
-		k = (host - isolationUIDBase) / 2
+		k = (host - base) / 2
 	}
 	wantMap := []string{
-		fmt.Sprintf("0 %d 1", isolationUIDBase+2*k),
-		fmt.Sprintf("1000 %d 1", isolationUIDBase+2*k+1),
+		fmt.Sprintf("0 %d 1", base+2*k),
+		fmt.Sprintf("1000 %d 1", base+2*k+1),
 	}
 	if slots := svc.IdentitySlotsForTest(sb.Limits().MaxConcurrency); k < 0 || k >= slots {
-		t.Errorf("/proc/self/uid_map %q: not a slot of [%d, %d)", uidMap, isolationUIDBase, isolationUIDBase+2*slots)
+		t.Errorf("/proc/self/uid_map %q: not a slot of [%d, %d)", uidMap, base, base+2*slots)
 	}
 	for f, got := range map[string][]string{"uid_map": uidMap, "gid_map": l.fields("gid_map")} {
 		if !slices.Equal(got, wantMap) {
@@ -458,9 +452,10 @@ func unsignalled(pid int) error {
 // pids name nothing.
 func TestIsolationKillAll(t *testing.T) {
 	sb := newIsolationSandbox(t, svc.Config{})
+	base := sb.Config().UIDBase
 	hosts := []*exec.Cmd{
-		startHostProcess(t, isolationUIDBase+1), // the task's host uid
-		startHostProcess(t, isolationUIDBase),   // the init's
+		startHostProcess(t, base+1), // the task's host uid
+		startHostProcess(t, base),   // the init's
 		startHostProcess(t, 0),
 	}
 	var pids []string
@@ -1121,9 +1116,9 @@ exec sh -c 'sleep 60; :' "$0-ready"`)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	slots := svc.IdentitySlotsForTest(sb.Limits().MaxConcurrency)
-	if uid < isolationUIDBase || uid >= isolationUIDBase+2*slots || (uid-isolationUIDBase)%2 != 1 {
-		t.Errorf("request X's task runs as host uid %d, not a task identity of [%d, %d)", uid, isolationUIDBase, isolationUIDBase+2*slots)
+	base, slots := sb.Config().UIDBase, svc.IdentitySlotsForTest(sb.Limits().MaxConcurrency)
+	if uid < base || uid >= base+2*slots || (uid-base)%2 != 1 {
+		t.Errorf("request X's task runs as host uid %d, not a task identity of [%d, %d)", uid, base, base+2*slots)
 	}
 
 	y := one(t, sb, sh(`find / \( -path /proc -o -path /usr -o -path /opt \) -prune -o -name '`+name+`' -print 2>/dev/null
@@ -1136,8 +1131,8 @@ echo uid_map $(cat /proc/self/uid_map)`))
 	expect(t, y, svc.OutcomeExited, 0)
 	var yInit, yTask int
 	if n, _ := fmt.Sscanf(y.Stdout, "uid_map 0 %d 1 1000 %d 1\n", &yInit, &yTask); n != 2 || yTask != yInit+1 ||
-		yInit < isolationUIDBase || yTask >= isolationUIDBase+2*slots {
-		t.Errorf("request Y: %q, want only its uid_map, in [%d, %d)", y.Stdout, isolationUIDBase, isolationUIDBase+2*slots)
+		yInit < base || yTask >= base+2*slots {
+		t.Errorf("request Y: %q, want only its uid_map, in [%d, %d)", y.Stdout, base, base+2*slots)
 	}
 	if yTask == uid {
 		t.Errorf("requests X and Y run at the same time as host uid %d", uid)

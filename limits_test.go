@@ -22,44 +22,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/internal/runner"
+	"github.com/svc-sandbox/svc/svctest"
 )
 
 // --- helpers ---------------------------------------------------------------
-
-// uidBase is the first sandbox identity of this file's Sandboxes: not the
-// default, and one range of 1024 ids per test process, so that the
-// sandboxes of other test processes running at the same time (go test
-// ./... runs packages in parallel; two runs of this package may overlap)
-// are not mistaken for leftovers of these tests, nor theirs for these.
-// TestHelperCrash takes its parent's from the environment.
-var uidBase = func() int {
-	if n, err := strconv.Atoi(os.Getenv(uidBaseEnv)); err == nil {
-		return n
-	}
-	return 1_100_000 + os.Getpid()%4096*1024
-}()
-
-const uidBaseEnv = "SVC_TEST_UID_BASE"
-
-// limitsSandbox is newSandbox with this file's identities.
-func limitsSandbox(t testing.TB, cfg svc.Config) *svc.Sandbox {
-	t.Helper()
-	if cfg.UIDBase == 0 {
-		// A block of the process's range of its own: the sandboxes built
-		// ahead of a Sandbox still open are not another's leftovers.
-		cfg.UIDBase = uidBase + 64*int(1+limitsSandboxes.Add(1)%15)
-	}
-	return newSandbox(t, cfg)
-}
-
-var limitsSandboxes atomic.Int64
 
 // slow is the wall (and CPU) time limit of tests that are not about it: a
 // task that should end at once by another limit has plenty of time for it
@@ -92,7 +64,7 @@ func buildC(t testing.TB, src string, flags ...string) string {
 	}
 	defer os.RemoveAll(dir)
 	long := 5 * time.Minute
-	sb, err := svc.New(svc.Config{StateDir: dir, UIDBase: uidBase, Limits: svc.Limits{WallTimeout: long, CPUTimeLimit: long, OverallTimeout: long}})
+	sb, err := svc.New(svc.Config{StateDir: dir, UIDBase: svctest.UIDBase(), Limits: svc.Limits{WallTimeout: long, CPUTimeLimit: long, OverallTimeout: long}})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -556,7 +528,7 @@ int main(void)
 func TestLimitOwnOOM(t *testing.T) {
 	const limit = 64 * svc.MiB
 	bin := buildC(t, allocSrc, "-O1")
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: limit, WallTimeout: slow, CPUTimeLimit: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: limit, WallTimeout: slow, CPUTimeLimit: slow}})
 	r := one(t, sb, cTask(bin, "512"))
 	expectSignal(t, r, svc.OutcomeOutOfMemory, syscall.SIGKILL)
 	if r.Stdout != "" {
@@ -643,7 +615,7 @@ func makeAncestorCgroup(t *testing.T, limit int64) string {
 func TestLimitAncestorOOM(t *testing.T) {
 	bin := buildC(t, allocSrc, "-O1")
 	parent := makeAncestorCgroup(t, 64*svc.MiB)
-	sb := limitsSandbox(t, svc.Config{
+	sb := newSandbox(t, svc.Config{
 		CgroupParent: parent,
 		Limits:       svc.Limits{MemoryMax: 256 * svc.MiB, WallTimeout: slow, CPUTimeLimit: slow},
 	})
@@ -670,7 +642,7 @@ func TestLimitAncestorOOM(t *testing.T) {
 // --- processes ---------------------------------------------------------------
 
 func TestLimitForkBomb(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{PidsMax: 32, WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{PidsMax: 32, WallTimeout: slow}})
 	check := func(t *testing.T, r svc.Result, exit int) {
 		t.Helper()
 		expect(t, r, svc.OutcomePidsLimit, exit)
@@ -714,7 +686,7 @@ func TestLimitForkBomb(t *testing.T) {
 
 func TestDeadlineWallTimeout(t *testing.T) {
 	const limit = time.Second
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: limit}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: limit}})
 	// check checks a task ended by its wall timeout. The timeout is the
 	// task's own: a task killed at it has had all of it, so its wall time
 	// (from its start) is at least the limit.
@@ -757,7 +729,7 @@ func TestDeadlineWallTimeout(t *testing.T) {
 	// loaded host stretches the setup past seconds) is still the task's:
 	// each task runs, then times out, with a wall time of at least 1 ms.
 	t.Run("shorter than the setup", func(t *testing.T) {
-		sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: time.Millisecond}})
+		sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: time.Millisecond}})
 		task := svc.Task{Cmd: "sleep", Args: []string{"30"}}
 		resp := run(t, sb, svc.Parallel(task, task, task, task, task, task, task, task))
 		for i, r := range resp.Results[0].Results {
@@ -774,7 +746,7 @@ func TestDeadlineWallTimeout(t *testing.T) {
 // A task's successors that keep its stdout open do not keep the task
 // running: the rest of the PID namespace dies with the task.
 func TestOutputForkedSuccessor(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow}})
 	var r svc.Result
 	d := timeRun(func() { r = one(t, sb, sh("(sleep 30; echo late) & echo early")) })
 	expect(t, r, svc.OutcomeExited, 0)
@@ -792,7 +764,7 @@ func TestOutputForkedSuccessor(t *testing.T) {
 
 func TestLimitCPUTime(t *testing.T) {
 	bin := buildC(t, spinSrc, "-O1")
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{CPUTimeLimit: time.Second, WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{CPUTimeLimit: time.Second, WallTimeout: slow}})
 	res := run(t, sb, svc.Single(cTask(bin)), svc.Single(cTask(bin, "3"))).Results
 	for i, name := range []string{"busy loop", "three forked busy loops"} {
 		r := res[i].Results[0]
@@ -811,7 +783,7 @@ func TestLimitCPUTime(t *testing.T) {
 }
 
 func TestLimitCPUThrottle(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{
 		CPUMax:       svc.CPUMax{Quota: 10000, Period: 100000},
 		CPUTimeLimit: slow, WallTimeout: slow,
 	}})
@@ -835,7 +807,7 @@ func TestLimitCPUThrottle(t *testing.T) {
 
 func TestOutputFlood(t *testing.T) {
 	const limit = 64 * svc.KiB
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{OutputLimit: limit, WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{OutputLimit: limit, WallTimeout: slow}})
 	t.Run("stdout", func(t *testing.T) {
 		r := one(t, sb, svc.Task{Cmd: "yes"})
 		expectSignal(t, r, svc.OutcomeOutputLimit, syscall.SIGKILL)
@@ -868,7 +840,7 @@ const print40K = `head -c 40960 /dev/zero | tr '\0' a`
 // budget of 100 KiB (64 KiB per stream): the first two complete, the third
 // keeps 20 KiB and the fourth nothing, both output_limit and truncated.
 func TestOutputRequestBudget(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{
 		RequestOutputLimit: 100 * svc.KiB, OutputLimit: 64 * svc.KiB, WallTimeout: slow,
 	}})
 	a := func(n int) string { return strings.Repeat("a", n) }
@@ -932,7 +904,7 @@ func TestOutputRequestBudget(t *testing.T) {
 }
 
 func TestOutputExact(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	t.Run("stdin", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		b := make([]byte, 256*svc.KiB)
@@ -969,7 +941,7 @@ func TestOutputExact(t *testing.T) {
 // --- signals, stack, files --------------------------------------------------------
 
 func TestLimitAbortNoCore(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	res := run(t, sb, svc.Single(cTask(buildC(t, abortSrc, "-O1"))), svc.Single(svc.Task{Cmd: "ls", Args: []string{"-A", "/svc", "/tmp"}})).Results
 	expectSignal(t, res[0].Results[0], svc.OutcomeSignaled, syscall.SIGABRT)
 	ls := res[1].Results[0]
@@ -986,7 +958,7 @@ func TestLimitAbortNoCore(t *testing.T) {
 
 func TestLimitStack(t *testing.T) {
 	bin := buildC(t, recurseSrc, "-O0")
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: 256 * svc.MiB, WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: 256 * svc.MiB, WallTimeout: slow}})
 	deep := one(t, sb, cTask(bin, "100000")) // about 100 MB of stack
 	expect(t, deep, svc.OutcomeExited, 0)
 	if deep.Stdout != "100001\n" {
@@ -1012,7 +984,7 @@ func TestLimitStack(t *testing.T) {
 
 func TestLimitFiles(t *testing.T) {
 	const ws = 8 * svc.MiB
-	sb := limitsSandbox(t, svc.Config{WorkspaceSize: ws})
+	sb := newSandbox(t, svc.Config{WorkspaceSize: ws})
 	r := one(t, sb, cTask(buildC(t, filesSrc, "-O1"), fmt.Sprint(ws)))
 	expect(t, r, svc.OutcomeExited, 0)
 	var n int
@@ -1031,7 +1003,7 @@ func TestLimitFiles(t *testing.T) {
 // --- cleanup -----------------------------------------------------------------------
 
 func TestCleanupOrphansReaped(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	r := one(t, sb, cTask(buildC(t, orphansSrc, "-O1")))
 	expect(t, r, svc.OutcomeExited, 0)
 	if r.Stdout != "none left\n" {
@@ -1043,7 +1015,7 @@ func TestCleanupOrphansReaped(t *testing.T) {
 
 // A daemon (double fork, setsid) started by a task dies with the task.
 func TestCleanupSetsidDaemon(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow}})
 	cfg := sb.Config()
 	if ps := sleepers(t, cfg); len(ps) > 0 {
 		t.Fatalf("a sleep 1000 already runs as a sandbox identity: %v", ps)
@@ -1084,7 +1056,7 @@ func TestCleanupSetsidDaemon(t *testing.T) {
 }
 
 func TestCleanupAfterOutcomes(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: time.Second, OutputLimit: 64 * svc.KiB}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: time.Second, OutputLimit: 64 * svc.KiB}})
 	for _, tc := range []struct {
 		name    string
 		task    svc.Task
@@ -1122,8 +1094,12 @@ func TestCleanupAfterOutcomes(t *testing.T) {
 }
 
 // crashEnv names the state directory of TestHelperCrash; the helper runs
-// only when it is set.
-const crashEnv = "SVC_TEST_CRASH_STATE_DIR"
+// only when it is set. uidBaseEnv names its UIDBase: the parent's, which
+// checks what the helper left in that range.
+const (
+	crashEnv   = "SVC_TEST_CRASH_STATE_DIR"
+	uidBaseEnv = "SVC_TEST_UID_BASE"
+)
 
 // TestHelperCrash is the helper process of TestCleanupCrashSweep: it starts
 // a request running `sleep 1000`, says "ready" on stdout once the task
@@ -1132,6 +1108,10 @@ func TestHelperCrash(t *testing.T) {
 	dir := os.Getenv(crashEnv)
 	if dir == "" {
 		t.Skip("helper process of TestCleanupCrashSweep; runs only with " + crashEnv + " set")
+	}
+	uidBase, err := strconv.Atoi(os.Getenv(uidBaseEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", uidBaseEnv, err)
 	}
 	cfg := svc.Config{StateDir: dir, UIDBase: uidBase, Limits: svc.Limits{WallTimeout: time.Hour, CPUTimeLimit: time.Hour, OverallTimeout: time.Hour}}
 	sb, err := svc.New(cfg)
@@ -1156,7 +1136,7 @@ func TestCleanupCrashSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	cfg := svc.Config{StateDir: dir, UIDBase: uidBase}
+	cfg := svc.Config{StateDir: dir, UIDBase: svctest.UIDBase()}
 
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -1165,7 +1145,7 @@ func TestCleanupCrashSweep(t *testing.T) {
 	defer r.Close()
 	var stderr bytes.Buffer
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrash$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+dir, fmt.Sprintf("%s=%d", uidBaseEnv, uidBase))
+	cmd.Env = append(os.Environ(), crashEnv+"="+dir, fmt.Sprintf("%s=%d", uidBaseEnv, cfg.UIDBase))
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -1233,7 +1213,7 @@ func TestCleanupCrashSweep(t *testing.T) {
 	}
 
 	crashed := sandboxProcs(t, cfg.UIDBase, cfg.Limits.MaxConcurrency)
-	sb := limitsSandbox(t, cfg)
+	sb := newSandbox(t, cfg)
 	swept = true
 	for _, p := range crashed {
 		if exiting, _ := procExit(p); !exiting {
@@ -1264,7 +1244,7 @@ func TestCleanupCrashSweep(t *testing.T) {
 // --- deadlines and stats ------------------------------------------------------------
 
 func TestDeadlineOverallSteps(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{OverallTimeout: time.Second}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{OverallTimeout: time.Second}})
 	step := svc.Single(sh("sleep 0.6"))
 	resp := run(t, sb, step, step, step, step)
 	expect(t, resp.Results[0].Results[0], svc.OutcomeExited, 0)
@@ -1292,7 +1272,7 @@ func TestDeadlineOverallSteps(t *testing.T) {
 // The task's own wall timeout (30 s) is not shortened by the request's
 // deadline; 2 s after that deadline the request is killed whole.
 func TestDeadlineOverallKill(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{OverallTimeout: time.Second, WallTimeout: 30 * time.Second}})
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{OverallTimeout: time.Second, WallTimeout: 30 * time.Second}})
 	var err error
 	d := timeRun(func() {
 		_, err = sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{svc.Single(sh("sleep 30"))}})
@@ -1313,7 +1293,7 @@ func TestDeadlineOverallKill(t *testing.T) {
 // the group). Its CPU time is logged: about that of /bin/true on the host,
 // where the init's mounts once added a few milliseconds.
 func TestStatsTaskAlone(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	for range 3 {
 		r := one(t, sb, svc.Task{Cmd: "/bin/true"})
 		expect(t, r, svc.OutcomeExited, 0)
@@ -1336,7 +1316,7 @@ func TestStatsTaskAlone(t *testing.T) {
 // at 20% of a CPU reports its own CPU time and no throttling: nothing of
 // the loop carries over.
 func TestStatsShellReuseCPU(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{Limits: svc.Limits{
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{
 		MaxConcurrency: 1, MaxParallelTasks: 1,
 		CPUMax:       svc.CPUMax{Quota: 20000, Period: 100000},
 		CPUTimeLimit: slow, WallTimeout: slow,
@@ -1377,7 +1357,7 @@ func TestStatsShellReuseCPU(t *testing.T) {
 }
 
 func TestLimitStats(t *testing.T) {
-	sb := limitsSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	r := one(t, sb, sh("sleep 0.3"))
 	expect(t, r, svc.OutcomeExited, 0)
 	s := r.Stats

@@ -21,18 +21,6 @@ import (
 // of the BPF programs themselves are also tested without a sandbox, in
 // internal/seccomp.
 
-// seccompUIDBase is the UIDBase of this file's Sandboxes, a range of 1024
-// host ids picked by the process id, so that assertClean does not see the
-// sandboxes of other test files or processes.
-var seccompUIDBase = 2_500_000 + os.Getpid()%256*1024
-
-// newSeccompSandbox is newSandbox with UIDBase seccompUIDBase.
-func newSeccompSandbox(t *testing.T, cfg svc.Config) *svc.Sandbox {
-	t.Helper()
-	cfg.UIDBase = seccompUIDBase
-	return newSandbox(t, cfg)
-}
-
 // dangerousSet is the set every profile kills (the profiles' issue, plus
 // fspick, open_tree_attr and quotactl_fd, the siblings of listed calls).
 var dangerousSet = []string{
@@ -332,7 +320,7 @@ func seccompMatrix(t *testing.T, profiles []svc.Profile) {
 	// The profiles run at once, each a request of steps eight tasks
 	// wide.
 	const width = 8
-	sb := newSeccompSandbox(t, svc.Config{
+	sb := newSandbox(t, svc.Config{
 		AllowedProfiles: profiles,
 		Limits:          svc.Limits{MaxParallelTasks: width, MaxConcurrency: 4 * width},
 	})
@@ -393,7 +381,7 @@ func checkProbe(t *testing.T, mode string, r svc.Result, want string) {
 // TestSeccompDefaultProfile: a task that names no profile runs under the
 // configured default.
 func TestSeccompDefaultProfile(t *testing.T) {
-	sb := newSeccompSandbox(t, svc.Config{DefaultProfile: svc.ProfileNativeV2})
+	sb := newSandbox(t, svc.Config{DefaultProfile: svc.ProfileNativeV2})
 	// The shell forks for ls: killed under native_v2, fine under
 	// compile_v2.
 	r := one(t, sb, sh("ls / > /dev/null; echo done"))
@@ -414,7 +402,7 @@ func TestSeccompDefaultProfile(t *testing.T) {
 // httpapi's table) before anything runs: the sleep of its first step
 // would take 3 s.
 func TestProfileNotAllowed(t *testing.T) {
-	sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: []svc.Profile{svc.ProfileCompileV2, svc.ProfileNativeV2}})
+	sb := newSandbox(t, svc.Config{AllowedProfiles: []svc.Profile{svc.ProfileCompileV2, svc.ProfileNativeV2}})
 	for _, prof := range []svc.Profile{svc.ProfileCompileV1, svc.ProfileNativeV1} {
 		start := time.Now()
 		resp, err := sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{
@@ -443,7 +431,7 @@ func TestProfileNotAllowed(t *testing.T) {
 // TestProfileUnknown: an unknown profile name is invalid_request, even
 // when every profile is allowed, and nothing runs.
 func TestProfileUnknown(t *testing.T) {
-	sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: svc.Profiles()})
+	sb := newSandbox(t, svc.Config{AllowedProfiles: svc.Profiles()})
 	for _, prof := range []svc.Profile{"compile_v3", "native", "COMPILE_V2", "compile_v2 "} {
 		start := time.Now()
 		resp, err := sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{
@@ -483,7 +471,7 @@ func TestToolchains(t *testing.T) {
 	}
 	static := hasLib("gcc", "libc.a") && hasLib("g++", "libstdc++.a")
 
-	sb := newSeccompSandbox(t, svc.Config{Limits: svc.Limits{
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{
 		// go build of a module, from an empty cache: about 15 s of CPU
 		// and more memory and threads than a submission gets.
 		MemoryMax:      1 * svc.GiB,
@@ -624,7 +612,7 @@ func TestSeccompEarlyFilter(t *testing.T) {
 	bin := buildC(t, filterProbe)
 	for _, set := range filterSets {
 		t.Run(set.name, func(t *testing.T) {
-			sb := newSeccompSandbox(t, svc.Config{AllowedProfiles: set.profiles})
+			sb := newSandbox(t, svc.Config{AllowedProfiles: set.profiles})
 			run := func(prof svc.Profile) svc.Result {
 				t.Helper()
 				if prof == svc.ProfileNativeV1 || prof == svc.ProfileNativeV2 {
@@ -673,7 +661,7 @@ func TestGoByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := newSeccompSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	r := one(t, sb, sh(`command -v go; command -v gofmt; go version; readlink /usr/local/bin/go; ls /usr/local/bin; touch /usr/local/bin/x || echo read-only`))
 	expect(t, r, svc.OutcomeExited, 0)
 	for _, want := range []string{"/usr/local/bin/go\n/usr/local/bin/gofmt\n", "go version go1.", "/usr/local/go/bin/go\n", "read-only"} {

@@ -11,7 +11,7 @@ import (
 )
 
 // oneSlotSandbox returns a Sandbox that runs one request at a time, of
-// one task, closed at the test's end.
+// one task, with host ids of its own, closed at the test's end.
 func oneSlotSandbox(t *testing.T) *Sandbox {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "svc-test-")
@@ -19,7 +19,7 @@ func oneSlotSandbox(t *testing.T) *Sandbox {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	sb, err := New(Config{StateDir: dir, Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
+	sb, err := New(Config{StateDir: dir, UIDBase: UIDBaseForTest(), Limits: Limits{MaxConcurrency: 1, MaxParallelTasks: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

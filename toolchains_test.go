@@ -30,7 +30,7 @@ func TestToolchainsByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := newSeccompSandbox(t, svc.Config{})
+	sb := newSandbox(t, svc.Config{})
 	var tasks []svc.Task
 	var names []string
 	for _, tc := range toolchains {
