@@ -26,14 +26,23 @@ const taskPath = "/usr/local/bin:/usr/bin:/bin"
 
 // The resource limits of a sandbox task that change what a program sees,
 // set on the host side too: the stack is as large as the memory limit (a
-// deep recursion behaves alike) and no core is dumped.
+// deep recursion behaves alike) and no core is dumped. They are this
+// process's soft limits, which its children inherit; the hard limits stay,
+// so the sandboxes this process makes later can still raise theirs (a
+// lowered hard limit is for good, and a sandbox's init could not set a
+// larger stack: EPERM).
 var hostRlimits = sync.OnceValue(func() error {
 	stack := uint64(sandboxLimits().MemoryMax)
 	for _, r := range []struct {
 		res int
 		v   uint64
 	}{{syscall.RLIMIT_STACK, stack}, {syscall.RLIMIT_CORE, 0}} {
-		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+		var l syscall.Rlimit
+		if err := syscall.Getrlimit(r.res, &l); err != nil {
+			return fmt.Errorf("getrlimit %d: %w", r.res, err)
+		}
+		l.Cur = min(r.v, l.Max)
+		if err := syscall.Setrlimit(r.res, &l); err != nil {
 			return fmt.Errorf("setrlimit %d: %w", r.res, err)
 		}
 	}
