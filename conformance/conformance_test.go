@@ -223,7 +223,7 @@ func (s *suite) missingTools(c *testCase) []string {
 // and the run's stdin (stdin: or stdin-gen:).
 func prepareInput(t *testing.T, c *testCase) (map[string]string, string, error) {
 	src := c.Dir
-	if c.HostBuild != nil || c.StdinGen != nil {
+	if c.HostBuild != nil {
 		stage := t.TempDir()
 		if err := os.CopyFS(stage, os.DirFS(c.Dir)); err != nil {
 			return nil, "", fmt.Errorf("copy the case: %w", err)
@@ -245,8 +245,10 @@ func prepareInput(t *testing.T, c *testCase) (map[string]string, string, error) 
 	case c.Stdin != "":
 		return files, files[c.Stdin], nil
 	case c.StdinGen != nil:
+		// In the case's own directory, whose ../../../gen holds the
+		// generators cases share.
 		env := []string{"PATH=" + taskPath, "HOME=" + src, "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8"}
-		out, err := runAsRoot(ctx, src, env, c.StdinGen)
+		out, err := runAsRoot(ctx, c.Dir, env, c.StdinGen)
 		if err != nil {
 			return nil, "", fmt.Errorf("stdin-gen: %w", err)
 		}
