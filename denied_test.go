@@ -2,6 +2,7 @@ package svc_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -137,5 +138,59 @@ func TestDeniedSyscallsReplayed(t *testing.T) {
 		if r.Replayed != (i == 1) || !maps.Equal(r.Stats.DeniedSyscalls, want) {
 			t.Errorf("run %d: replayed %v, denied_syscalls %v, want %v", i, r.Replayed, r.Stats.DeniedSyscalls, want)
 		}
+	}
+}
+
+// floodSrc makes argv[1] refused calls from each of 8 threads at once.
+const floodSrc = `#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long n;
+
+static void *flood(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n; i++)
+		syscall(SYS_io_pgetevents, 0, 0, 0, 0, 0, 0);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t[8];
+	n = atol(argv[1]);
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, flood, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+`
+
+// A task that floods the listener with refused calls from eight threads
+// at once has every one of them counted, and its neighbour in the same
+// parallel step, allowed calls only, is not slowed into a timeout.
+func TestDeniedSyscallsFlood(t *testing.T) {
+	sb := newSandbox(t, svc.Config{})
+	const each = 5000
+	resp := run(t, sb,
+		svc.Single(svc.Task{Cmd: "gcc", Args: []string{"-O1", "-pthread", "-o", "flood", "flood.c"},
+			Files: map[string]svc.File{"flood.c": {Content: floodSrc}}}),
+		svc.Parallel(
+			svc.Task{Cmd: "./flood", Args: []string{fmt.Sprint(each)}, SandboxProfile: svc.ProfileNativeV2},
+			svc.Task{Cmd: "sh", Args: []string{"-c", "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; echo done"}},
+		))
+	expect(t, resp.Results[0].Results[0], svc.OutcomeExited, 0)
+	flood, neighbour := resp.Results[1].Results[0], resp.Results[1].Results[1]
+	expect(t, flood, svc.OutcomeExited, 0)
+	if got := flood.Stats.DeniedSyscalls["io_pgetevents"]; got != 8*each {
+		t.Errorf("io_pgetevents counted %d times, want %d", got, 8*each)
+	}
+	t.Logf("%d refused calls in %d ms of wall time, %d us of CPU", 8*each, flood.Stats.WallTimeMs, deref(flood.Stats.CPUUsageUsec))
+	expect(t, neighbour, svc.OutcomeExited, 0)
+	if neighbour.Stdout != "done\n" || len(neighbour.Stats.DeniedSyscalls) != 0 {
+		t.Errorf("neighbour: stdout %q, refused %v", neighbour.Stdout, neighbour.Stats.DeniedSyscalls)
 	}
 }
