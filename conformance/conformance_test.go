@@ -70,12 +70,14 @@ func TestConformance(t *testing.T) {
 		cache.Close()
 		os.RemoveAll(cacheDir)
 	})
+	cfg := svc.Config{Limits: sandboxLimits(), AllowedProfiles: svc.Profiles(), Cache: cache}
+	if _, err := os.Stat("/usr/local/go/bin/go"); err == nil {
+		// Go builds as the server makes them: the standard library
+		// prepared once (shared by the tests of this machine).
+		cfg.GoBuildCache = svctest.GoBuildCache()
+	}
 	s := &suite{
-		sb: svctest.New(t, svc.Config{
-			Limits:          sandboxLimits(),
-			AllowedProfiles: svc.Profiles(),
-			Cache:           cache,
-		}),
+		sb:       svctest.New(t, cfg),
 		v1:       os.Getenv("SVC_CONFORMANCE_V1") == "1",
 		ci:       os.Getenv("CI") == "true",
 		trace:    os.Getenv("SVC_CONFORMANCE_STRACE") != "",
@@ -84,6 +86,11 @@ func TestConformance(t *testing.T) {
 	}
 	if s.v1 {
 		t.Log("SVC_CONFORMANCE_V1=1: v2 profiles run as v1")
+	}
+	if cfg.GoBuildCache != "" {
+		if err := s.sb.WaitGoBuildCache(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if out := os.Getenv("SVC_CONFORMANCE_STRACE"); out != "" && out != "1" {
 		if s.traceOut, err = os.OpenFile(out, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err != nil {
