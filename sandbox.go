@@ -536,10 +536,7 @@ func (s *Sandbox) openStored(req *Request) (storedFiles, error) {
 	for i, step := range req.Steps {
 		sp := indexPath("steps", i)
 		for j, t := range step.Tasks {
-			tp := sp
-			if step.Parallel || len(step.Tasks) != 1 {
-				tp = indexPath(sp, j)
-			}
+			tp := taskPath(sp, step, j)
 			for _, p := range sortedKeys(t.Files) {
 				id := t.Files[p].FileID
 				if id == "" {
