@@ -4,8 +4,6 @@ package svc
 
 // Other systems run no sandboxes: a request never reaches the cache.
 
-const nofollow = 0
-
 func (*request) snapshot() (*tree, error)                           { return nil, errUnsupported }
 func (*request) writeLayer(*layerWriter, []layerEntry, *tree) error { return errUnsupported }
 func (*request) applyLayer(*layer, string) error                    { return errUnsupported }
