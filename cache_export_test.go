@@ -9,8 +9,7 @@ import "bytes"
 // test sees exactly what requests left behind. resume prepares again.
 func QuiesceForTest(sb *Sandbox) (resume func()) {
 	sb.drainPool()
-	sb.host.bg.Wait()
-	sb.host.dropShells()
+	sb.host.drain()
 	return sb.startPreparing
 }
 

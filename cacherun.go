@@ -15,7 +15,7 @@ var errReplayFailed = errors.New("replay failed")
 // A nil *cacheRun is a request the cache has nothing to do with.
 type cacheRun struct {
 	c      *StepCache
-	rq     *request
+	rq     workspace
 	stored storedFiles
 	keys   []string // of the leading cacheable steps
 	limit  int64    // a layer's size bound: the workspace size
@@ -33,7 +33,7 @@ type cacheRun struct {
 
 // newCacheRun returns the cache's part of a request, nil when the cache is
 // disabled or the request has no leading cacheable step.
-func (s *Sandbox) newCacheRun(rq *request, stored storedFiles, keys []string, lookups bool) *cacheRun {
+func (s *Sandbox) newCacheRun(rq workspace, stored storedFiles, keys []string, lookups bool) *cacheRun {
 	if len(keys) == 0 {
 		return nil
 	}

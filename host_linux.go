@@ -78,7 +78,12 @@ type host struct {
 // background runs f off the request's critical path; close waits for it.
 func (h *host) background(f func()) { h.bg.Go(f) }
 
-func openHost(cfg *Config) (*host, error) {
+var _ platform = (*host)(nil)
+
+// openHost sets up the host for a Sandbox with cfg, its defaults filled:
+// the state dir and its lock, the cgroups, the root the sandboxes see and
+// the seccomp programs, after removing what a crashed instance left.
+func openHost(cfg *Config) (platform, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("svc needs root to create namespaces, cgroups and mounts")
 	}
@@ -351,6 +356,9 @@ func watchable() bool {
 	return err == nil
 }
 
+// cgroupVersion is the version of the cgroup hierarchy: 1 or 2.
+func (h *host) cgroupVersion() int { return int(h.cg.Version()) }
+
 // sweep removes the leftovers of a crashed instance with this state dir:
 // its processes and cgroups, its workspace mounts and directories.
 func (h *host) sweep(cgroupName string) error {
@@ -384,6 +392,16 @@ func (h *host) sweep(cgroupName string) error {
 	return nil
 }
 
+// drain waits for the teardowns in the background and closes the idle
+// shells.
+func (h *host) drain() error {
+	h.bg.Wait()
+	return h.dropShells()
+}
+
+// close waits for the teardowns in the background, closes the idle shells
+// and keeps none from now on, removes the service's cgroups and the run
+// directory's tmpfs, and releases the state dir.
 func (h *host) close() error {
 	h.bg.Wait()
 	h.shellMu.Lock()

@@ -78,6 +78,20 @@ type cell struct {
 	early Profile
 }
 
+var _ workspace = (*request)(nil)
+
+// identity is the request's identity slot.
+func (rq *request) identity() int { return rq.slot }
+
+// newWorkspace is newRequest, for the platform.
+func (h *host) newWorkspace(id string, slot int) (workspace, error) {
+	rq, err := h.newRequest(id, slot)
+	if err != nil {
+		return nil, err
+	}
+	return rq, nil
+}
+
 // newRequest makes the environment of a request for identity slot slot:
 // its directory, and the tmpfs on it with the workspace and /tmp, with
 // the prepared Go build cache in it once there is one.
@@ -135,9 +149,9 @@ func (h *host) openRequest(rq *request) (_ *request, err error) {
 	return rq, nil
 }
 
-// prepare makes a request's environment and builds the cell of its first
-// task, ahead of demand.
-func (h *host) prepare(ctx context.Context, id string, slot int) (*request, error) {
+// prepareWorkspace makes a request's environment and builds the cell of
+// its first task, ahead of demand.
+func (h *host) prepareWorkspace(ctx context.Context, id string, slot int) (workspace, error) {
 	rq, err := h.newRequest(id, slot)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ type Sandbox struct {
 	cfg    Config
 	limits Limits
 	log    *slog.Logger
-	host   *host // the Linux machinery (run_linux.go)
+	host   platform // the machinery of the system (platform.go)
 
 	// slots are the task slots of Limits.MaxConcurrency; a request holds
 	// as many as its widest step has tasks.
@@ -32,7 +32,7 @@ type Sandbox struct {
 	// pool holds requests prepared ahead of demand by prepareLoop: their
 	// workspace, cgroup and the sandbox of their first task built, each
 	// for one request. stopPreparing ends prepareLoop, preparing tracks it.
-	pool          chan *request
+	pool          chan workspace
 	stopPreparing context.CancelFunc
 	preparing     sync.WaitGroup
 
@@ -84,13 +84,15 @@ func New(cfg Config) (*Sandbox, error) {
 		log:    cfg.Logger,
 		slots:  make(chan struct{}, cfg.Limits.MaxConcurrency),
 		tag:    strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36), 36),
-		pool:   make(chan *request, poolSize(cfg.Limits.MaxConcurrency)),
+		pool:   make(chan workspace, poolSize(cfg.Limits.MaxConcurrency)),
 		ids:    make([]bool, identitySlots(cfg.Limits.MaxConcurrency)),
 	}
 	s.closing, s.close = context.WithCancelCause(context.Background())
-	if s.host, err = openHost(&s.cfg); err != nil {
+	h, err := openHost(&s.cfg)
+	if err != nil {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 	}
+	s.host = h
 	s.startPreparing()
 	return s, nil
 }
@@ -135,7 +137,7 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 	wait := 100 * time.Millisecond
 	for {
 		slot := s.takeID()
-		rq, err := s.host.prepare(ctx, s.newRequestID(), slot)
+		rq, err := s.host.prepareWorkspace(ctx, s.newRequestID(), slot)
 		if err != nil {
 			s.putID(slot)
 			if ctx.Err() != nil {
@@ -166,7 +168,7 @@ func (s *Sandbox) newRequestID() string { return fmt.Sprintf("r%s-%d", s.tag, s.
 
 // request returns a prepared request, or makes one. One prepared before
 // the Go build cache was ready goes: its sandboxes see none.
-func (s *Sandbox) request() (*request, error) {
+func (s *Sandbox) request() (workspace, error) {
 	for done := false; !done; {
 		select {
 		case rq := <-s.pool:
@@ -179,7 +181,7 @@ func (s *Sandbox) request() (*request, error) {
 		}
 	}
 	slot := s.takeID()
-	rq, err := s.host.newRequest(s.newRequestID(), slot)
+	rq, err := s.host.newWorkspace(s.newRequestID(), slot)
 	if err != nil {
 		s.putID(slot)
 		return nil, err
@@ -190,9 +192,9 @@ func (s *Sandbox) request() (*request, error) {
 // finish ends a request whose processes are gone: it frees its identity
 // slot and removes the rest (cells, cgroups, mounts, directory) in the
 // background.
-func (s *Sandbox) finish(rq *request) {
+func (s *Sandbox) finish(rq workspace) {
 	rq.discardCells()
-	s.putID(rq.slot)
+	s.putID(rq.identity())
 	s.host.background(func() {
 		if err := rq.close(); err != nil {
 			s.log.Error("request cleanup", "err", err)
@@ -262,6 +264,10 @@ func (c Config) withDefaults() (Config, error) {
 // sandboxes as: count ids from first (Config.UIDBase). Another Sandbox on
 // the same host needs a range of its own.
 func (s *Sandbox) HostIDs() (first, count int) { return s.cfg.UIDBase, 2 * len(s.ids) }
+
+// CgroupVersion returns the version of the cgroup hierarchy the sandboxes
+// run in: 1 or 2; 0 off Linux, where there are none.
+func (s *Sandbox) CgroupVersion() int { return s.host.cgroupVersion() }
 
 // Limits returns the effective limits.
 func (s *Sandbox) Limits() Limits { return s.limits }
@@ -365,7 +371,7 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 
 // runSteps runs the steps of req in order in rq's workspace, through the
 // step cache for the steps cr covers.
-func (s *Sandbox) runSteps(rctx context.Context, rq *request, req *Request, stored storedFiles, deadline time.Time, cr *cacheRun) ([]StepResult, error) {
+func (s *Sandbox) runSteps(rctx context.Context, rq workspace, req *Request, stored storedFiles, deadline time.Time, cr *cacheRun) ([]StepResult, error) {
 	results := make([]StepResult, len(req.Steps))
 	failed := false
 	for i, step := range req.Steps {
