@@ -1,0 +1,81 @@
+package svc
+
+import (
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/svc-sandbox/svc/internal/cgroup"
+	"github.com/svc-sandbox/svc/internal/runner"
+)
+
+// The answer's vocabulary: how a task ended, as API.md names it.
+
+// result interprets a finished task, applying API.md's outcome precedence.
+func result(rr *runner.Result, st cgroup.Stats) Result {
+	r := Result{
+		Stdout:          validUTF8(string(rr.Stdout)),
+		Stderr:          validUTF8(string(rr.Stderr)),
+		StdoutTruncated: rr.StdoutTruncated,
+		StderrTruncated: rr.StderrTruncated,
+		Stats: Stats{
+			WallTimeMs:        rr.WallTime.Milliseconds(),
+			CPUUsageUsec:      st.CPUUsageUsec,
+			CPUUserUsec:       st.CPUUserUsec,
+			CPUSystemUsec:     st.CPUSystemUsec,
+			CPUNrThrottled:    st.CPUNrThrottled,
+			CPUThrottledUsec:  st.CPUThrottledUsec,
+			MemoryPeakBytes:   st.MemoryPeakBytes,
+			PidsPeak:          st.PidsPeak,
+			OOMKillCount:      st.OOMKills,
+			PidsLimitHitCount: st.PidsLimitHits,
+		},
+	}
+	// A task killed by us (or whose init was killed) has no status of its
+	// own: the kernel killed it with SIGKILL.
+	ws := rr.Report.Status
+	switch {
+	case rr.Report.Exited && ws.Signaled():
+		r.Signal = int(ws.Signal())
+		r.ExitCode = 128 + r.Signal
+	case rr.Report.Exited:
+		r.ExitCode = ws.ExitStatus()
+	default:
+		r.Signal = int(syscall.SIGKILL)
+		r.ExitCode = 128 + r.Signal
+	}
+	oom := st.OOMKills != nil && *st.OOMKills > 0
+	pidsHit := st.PidsLimitHits != nil && *st.PidsLimitHits > 0
+	switch {
+	case r.Signal == int(syscall.SIGSYS):
+		r.Outcome = OutcomePolicyViolation
+	case oom && !st.OwnLimitOOM:
+		r.Outcome = OutcomeAncestorOutOfMemory
+	case oom:
+		r.Outcome = OutcomeOutOfMemory
+	case rr.TimedOut:
+		r.Outcome = OutcomeTimedOut
+	case rr.CPUExceeded || r.Signal == int(syscall.SIGXCPU):
+		r.Outcome = OutcomeCPUTimeExceeded
+	case rr.OutputExceeded:
+		r.Outcome = OutcomeOutputLimit
+	case pidsHit && (r.ExitCode != 0 || r.Signal != 0):
+		r.Outcome = OutcomePidsLimit
+	case r.Signal != 0:
+		r.Outcome = OutcomeSignaled
+	default:
+		r.Outcome = OutcomeExited
+	}
+	return r
+}
+
+// validUTF8 returns s with each invalid byte replaced by U+FFFD. Most
+// text is valid: utf8.ValidString checks it eight ASCII bytes at a time,
+// where strings.ToValidUTF8 decodes every rune before it returns s
+// unchanged.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
