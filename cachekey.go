@@ -34,20 +34,20 @@ func (c *StepCache) keyRoot(cfg *Config) [32]byte {
 	return k.sum()
 }
 
-// stepKeys returns the keys of the first n steps of req (validated): each
-// the hash of the previous key and the step's canonical form, so a key
-// names the whole state its step ran in.
-func stepKeys(root [32]byte, req *Request, n int, def Profile) []string {
-	keys := make([]string, n)
+// chainKeys returns the keys of steps, the leading steps of a plan: each
+// the hash of the previous key (root for the first) and the step's
+// canonical form, so a key names the whole state its step ran in.
+func chainKeys(root [32]byte, steps []stepPlan) []string {
+	keys := make([]string, len(steps))
 	prev := root
-	for i := range n {
+	for i := range steps {
 		var k keyHash
 		k.init()
 		k.h.Write(prev[:])
-		tasks := req.Steps[i].Tasks
+		tasks := steps[i].tasks
 		k.num(int64(len(tasks)))
 		for j := range tasks {
-			k.task(&tasks[j], def)
+			k.task(&tasks[j])
 		}
 		prev = k.sum()
 		keys[i] = hex.EncodeToString(prev[:])
@@ -73,9 +73,11 @@ func (k *keyHash) sum() (s [32]byte) {
 
 // task hashes what makes a task's run: everything but Cache. Files are
 // their content's SHA-256, which is what a file_id is, so an inline file
-// and a stored one with the same bytes are the same. The profile is the
-// resolved one, with the digest of its compiled policy.
-func (k *keyHash) task(t *Task, def Profile) {
+// and a stored one with the same bytes are the same. The working dir and
+// the profile are the resolved ones, the profile with the digest of its
+// compiled policy. Of the environment, the task's own env: the fixed one
+// is the same for every task.
+func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
 	for _, a := range t.Args {
@@ -88,11 +90,7 @@ func (k *keyHash) task(t *Task, def Profile) {
 		k.str(t.Env[name])
 	}
 	k.str(t.Stdin)
-	wd := t.WorkingDir
-	if wd == "" {
-		wd = "/svc"
-	}
-	k.str(wd)
+	k.str(t.dir)
 	files := sortedKeys(t.Files)
 	k.num(int64(len(files)))
 	for _, p := range files {
@@ -105,11 +103,7 @@ func (k *keyHash) task(t *Task, def Profile) {
 			k.str(hex.EncodeToString(sum[:]))
 		}
 	}
-	p := t.SandboxProfile
-	if p == "" {
-		p = def
-	}
-	k.str(policyIdentity(p))
+	k.str(policyIdentity(t.profile))
 }
 
 // cacheable reports whether the task may be stored and replayed: its

@@ -15,7 +15,7 @@ var errReplayFailed = errors.New("replay failed")
 // A nil *cacheRun is a request the cache has nothing to do with.
 type cacheRun struct {
 	c      *StepCache
-	rq     workspace
+	ws     workspace
 	stored storedFiles
 	keys   []string // of the leading cacheable steps
 	limit  int64    // a layer's size bound: the workspace size
@@ -31,14 +31,15 @@ type cacheRun struct {
 	replayed, storedN int
 }
 
-// newCacheRun returns the cache's part of a request, nil when the cache is
-// disabled or the request has no leading cacheable step.
-func (s *Sandbox) newCacheRun(rq workspace, stored storedFiles, keys []string, lookups bool) *cacheRun {
-	if len(keys) == 0 {
+// newCacheRun returns the cache's part of an attempt at running p in ws,
+// nil when the cache is disabled or the request has no leading cacheable
+// step. lookups is false on the attempt after a replay failed.
+func (s *Sandbox) newCacheRun(ws workspace, p *plan, lookups bool) *cacheRun {
+	if len(p.keys) == 0 {
 		return nil
 	}
 	return &cacheRun{
-		c: s.cfg.Cache, rq: rq, stored: stored, keys: keys, limit: s.cfg.WorkspaceSize,
+		c: s.cfg.Cache, ws: ws, stored: p.stored, keys: p.keys, limit: s.cfg.WorkspaceSize,
 		chain: true, lookups: lookups,
 	}
 }
@@ -66,7 +67,7 @@ func (cr *cacheRun) counts() (replayed, stored int) {
 // process at the same step run it once: the first executes it, the
 // others wait for it (each under its own deadline) and replay what it
 // stored, or execute the step too if it stored nothing.
-func (cr *cacheRun) step(ctx context.Context, i int, step Step) (StepResult, error) {
+func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult, error) {
 	if !cr.lookups {
 		return cr.execute(ctx, i, step)
 	}
@@ -88,15 +89,15 @@ func (cr *cacheRun) step(ctx context.Context, i int, step Step) (StepResult, err
 }
 
 // replay applies the layer of step i, if the store has a usable one.
-func (cr *cacheRun) replay(ctx context.Context, i int, step Step) (StepResult, bool, error) {
+func (cr *cacheRun) replay(ctx context.Context, i int, step *stepPlan) (StepResult, bool, error) {
 	key := cr.keys[i]
-	l, blob := cr.c.lookup(ctx, key, len(step.Tasks))
+	l, blob := cr.c.lookup(ctx, key, len(step.tasks))
 	if l == nil {
 		return StepResult{}, false, nil
 	}
 	defer blob.Close()
 	cr.snap = nil
-	if err := cr.rq.applyLayer(l, key); err != nil {
+	if err := cr.ws.applyLayer(l, key); err != nil {
 		// The workspace is half changed: Run starts over.
 		cr.c.misses.Add(1)
 		cr.c.discard(ctx, key, fmt.Errorf("replay: %w", err))
@@ -104,28 +105,28 @@ func (cr *cacheRun) replay(ctx context.Context, i int, step Step) (StepResult, b
 	}
 	cr.c.hits.Add(1)
 	cr.replayed++
-	sr := StepResult{Parallel: step.Parallel, Results: l.results}
+	sr := StepResult{Parallel: step.parallel, Results: l.results}
 	for j := range sr.Results {
 		sr.Results[j].Replayed = true
 	}
-	cr.rq.spendOutput(sr)
+	cr.ws.spendOutput(sr)
 	return sr, true, nil
 }
 
 // execute runs step i and stores its layer: the difference between
 // snapshots of the workspace before and after it.
-func (cr *cacheRun) execute(ctx context.Context, i int, step Step) (StepResult, error) {
+func (cr *cacheRun) execute(ctx context.Context, i int, step *stepPlan) (StepResult, error) {
 	key := cr.keys[i]
 	before := cr.snap
 	cr.snap = nil
 	if before == nil {
 		var err error
-		if before, err = cr.rq.snapshot(); err != nil {
+		if before, err = cr.ws.snapshot(); err != nil {
 			cr.c.failed("snapshot the workspace", key, err)
 			cr.chain = false
 		}
 	}
-	sr, err := cr.rq.runStep(ctx, step, cr.stored)
+	sr, err := cr.ws.runStep(ctx, step, cr.stored)
 	if err != nil || !cr.chain {
 		cr.chain = false
 		return sr, err
@@ -135,7 +136,7 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step Step) (StepResult, 
 		cr.chain = false
 		return sr, nil
 	}
-	after, err := cr.rq.snapshot()
+	after, err := cr.ws.snapshot()
 	if err != nil {
 		cr.c.failed("snapshot the workspace", key, err)
 		cr.chain = false
@@ -149,7 +150,7 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step Step) (StepResult, 
 	}
 	cr.snap = after
 	err = cr.c.put(ctx, key, sr.Results, cr.limit, func(lw *layerWriter) error {
-		return cr.rq.writeLayer(lw, changes, after)
+		return cr.ws.writeLayer(lw, changes, after)
 	})
 	if err != nil {
 		// Counted and logged by put. The state is still the one the key

@@ -1,6 +1,9 @@
 package svc
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -78,4 +81,34 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// answer is the last stage of Run: the response of a request whose
+// execution ended with err, or the error Run returns.
+func (s *Sandbox) answer(ctx, rctx context.Context, req *Request, ex *execution, err error) (*Response, error) {
+	if err != nil {
+		return nil, s.runError(ctx, rctx, err)
+	}
+	return &Response{
+		Results: ex.results,
+		Legacy:  req.Legacy,
+		Cache:   CacheSummary{Enabled: s.cfg.Cache != nil, ReplayedSteps: ex.replayed, StoredSteps: ex.stored},
+	}, nil
+}
+
+// runError turns an error of a running request into the error Run returns.
+func (s *Sandbox) runError(ctx, rctx context.Context, err error) error {
+	switch {
+	case context.Cause(s.closing) == errClosing && s.closing.Err() != nil:
+		return &Error{Code: CodeShuttingDown, Msg: "the sandbox shut down while the request ran", Err: err}
+	case context.Cause(rctx) == errHardDeadline:
+		return &Error{Code: CodeDeadlineExceeded, Msg: fmt.Sprintf("the request overran its overall timeout of %v and was killed", s.limits.OverallTimeout)}
+	case ctx.Err() != nil:
+		return &Error{Code: CodeOf(ctx.Err()), Msg: "the request was cancelled before it finished", Err: ctx.Err()}
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 }

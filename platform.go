@@ -50,10 +50,10 @@ type workspace interface {
 	lacksGoCache() bool
 	// prepare builds the sandboxes of tasks, the next step's, in the
 	// background.
-	prepare(ctx context.Context, tasks []Task)
+	prepare(ctx context.Context, tasks []taskPlan)
 	// runStep places the files of every task of step, then runs its
 	// tasks concurrently. stored are the request's open stored files.
-	runStep(ctx context.Context, step Step, stored storedFiles) (StepResult, error)
+	runStep(ctx context.Context, step *stepPlan, stored storedFiles) (StepResult, error)
 	// snapshot walks the workspace; writeLayer writes changes, the
 	// difference between two snapshots, after the later one, with the
 	// files' contents; applyLayer replays a layer. An error of applyLayer

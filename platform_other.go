@@ -34,10 +34,10 @@ func (unsupported) buildGoCache(context.Context, string, int, string) (*Result, 
 	return nil, errUnsupported
 }
 
-func (unsupported) identity() int                   { return 0 }
-func (unsupported) lacksGoCache() bool              { return false }
-func (unsupported) prepare(context.Context, []Task) {}
-func (unsupported) runStep(context.Context, Step, storedFiles) (StepResult, error) {
+func (unsupported) identity() int                       { return 0 }
+func (unsupported) lacksGoCache() bool                  { return false }
+func (unsupported) prepare(context.Context, []taskPlan) {}
+func (unsupported) runStep(context.Context, *stepPlan, storedFiles) (StepResult, error) {
 	return StepResult{}, errUnsupported
 }
 func (unsupported) snapshot() (*tree, error)                           { return nil, errUnsupported }

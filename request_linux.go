@@ -28,10 +28,6 @@ const (
 	taskGID = 1000
 )
 
-// taskEnv is the fixed environment of every task (API.md); the task's own
-// env is added to it.
-var taskEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/svc", "TMPDIR=/tmp", "LANG=C.UTF-8"}
-
 // request is the per-request state: workspace, identity, and the cells
 // built ahead for its tasks. It has no cgroup of its own: each task has
 // one, a child of the service's, whose limits bound the task and what it
@@ -336,9 +332,9 @@ func (c *cell) close() error {
 
 // prepare builds the cells of the request's coming tasks in the
 // background.
-func (rq *request) prepare(ctx context.Context, tasks []Task) {
+func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
 	for _, t := range tasks {
-		profile := t.profile(rq.h.cfg.DefaultProfile)
+		profile := t.profile
 		rq.building.Go(func() {
 			c, err := rq.buildCell(ctx, profile)
 			if err != nil {
@@ -370,21 +366,22 @@ func (rq *request) takeCell(ctx context.Context, profile Profile) (*cell, error)
 
 // runStep places the files of every task of the step, then runs its tasks
 // concurrently. stored holds the open stored files of the request.
-func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (StepResult, error) {
-	sr := StepResult{Parallel: step.Parallel, Results: make([]Result, len(step.Tasks))}
-	errs := make([]error, len(step.Tasks))
+func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFiles) (StepResult, error) {
+	sr := StepResult{Parallel: step.parallel, Results: make([]Result, len(step.tasks))}
+	errs := make([]error, len(step.tasks))
 	var wg sync.WaitGroup
-	for i, t := range step.Tasks {
+	for i, t := range step.tasks {
 		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 		}
 	}
 	// Only once every file is in place does any task of the step start;
 	// a step of one runs it in this goroutine.
-	for i, t := range step.Tasks {
+	for i := range step.tasks {
+		t := &step.tasks[i]
 		switch {
 		case sr.Results[i].Outcome != "":
-		case len(step.Tasks) == 1:
+		case len(step.tasks) == 1:
 			sr.Results[i], errs[i] = rq.runTask(ctx, t)
 		default:
 			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
@@ -394,13 +391,11 @@ func (rq *request) runStep(ctx context.Context, step Step, stored storedFiles) (
 	return sr, errors.Join(errs...)
 }
 
-func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
-	cfg, l := rq.h.cfg, rq.limits
-	profile := t.profile(cfg.DefaultProfile)
-	dir := t.WorkingDir
-	if dir == "" {
-		dir = "/svc"
-	}
+// runTask runs t in a cell of the request: one built ahead for it, or one
+// built now. Its resolved profile, working dir, environment and limits are
+// the plan's.
+func (rq *request) runTask(ctx context.Context, t *taskPlan) (Result, error) {
+	profile, l := t.profile, t.limits
 	c, err := rq.takeCell(ctx, profile)
 	if err != nil {
 		return Result{}, err
@@ -422,10 +417,10 @@ func (rq *request) runTask(ctx context.Context, t Task) (Result, error) {
 	}
 	rt := &runner.Task{
 		Spec: initproc.TaskSpec{
-			Dir:    dir,
+			Dir:    t.dir,
 			Cmd:    t.Cmd,
 			Args:   append([]string{t.Cmd}, t.Args...),
-			Env:    t.environ(),
+			Env:    t.env,
 			Filter: filter,
 		},
 		Stdin:       t.Stdin,
@@ -480,24 +475,4 @@ func deniedSyscalls(p Profile, rr *runner.Result) map[string]int64 {
 func refusesSockets(p Profile) bool {
 	sp, err := seccomp.Lookup(string(p))
 	return err == nil && sp.RefusesSockets()
-}
-
-// environ returns the task's environment: the fixed one, overridden and
-// extended by the task's env, sorted by name after the fixed ones.
-func (t *Task) environ() []string {
-	env := slices.Clone(taskEnv)
-	names := make([]string, 0, len(t.Env))
-	for k := range t.Env {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		kv := k + "=" + t.Env[k]
-		if i := slices.IndexFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }); i >= 0 {
-			env[i] = kv
-		} else {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -349,11 +349,3 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	type plain Response
 	return json.Marshal(plain(r))
 }
-
-// profile returns the task's sandbox profile, def when it names none.
-func (t *Task) profile(def Profile) Profile {
-	if t.SandboxProfile == "" {
-		return def
-	}
-	return t.SandboxProfile
-}
