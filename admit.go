@@ -1,8 +1,6 @@
 package svc
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // The admit stage: a planned request takes as many task slots as its
 // widest step has tasks, or is refused at once. (A queue would wait here.)
@@ -29,6 +27,7 @@ func (s *Sandbox) admit(width int) (release func(), err error) {
 	}, nil
 }
 
+// acquire takes n task slots, or none when fewer are free.
 func (s *Sandbox) acquire(n int) bool {
 	for i := range n {
 		select {
@@ -41,6 +40,7 @@ func (s *Sandbox) acquire(n int) bool {
 	return true
 }
 
+// release gives back n task slots.
 func (s *Sandbox) release(n int) {
 	for range n {
 		<-s.slots

@@ -7,8 +7,12 @@ import (
 	"sync"
 )
 
+// One request's walk through the step cache: each leading cacheable step
+// is replayed from its layer, or executed in the workspace and stored.
+
 // errReplayFailed is returned by a step whose layer could not be replayed;
-// Run then starts the request again in a clean workspace without replays.
+// execute then starts the request again in a clean workspace without
+// replays.
 var errReplayFailed = errors.New("replay failed")
 
 // cacheRun is the step cache's part of one attempt at running a request.

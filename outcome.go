@@ -12,7 +12,9 @@ import (
 	"github.com/svc-sandbox/svc/internal/runner"
 )
 
-// The answer's vocabulary: how a task ended, as API.md names it.
+// The answer stage: how each task ended, as API.md names it (result, from
+// the runner's report and the task's cgroup statistics), and what Run
+// returns for a request that ran: its response, or the error it ended with.
 
 // result interprets a finished task, applying API.md's outcome precedence.
 func result(rr *runner.Result, st cgroup.Stats) Result {

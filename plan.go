@@ -37,21 +37,25 @@ type stepPlan struct {
 type taskPlan struct {
 	*Task
 	profile Profile  // SandboxProfile, or the Sandbox's default profile
-	dir     string   // WorkingDir, or defaultWorkingDir
+	dir     string   // WorkingDir, or workspaceDir
 	env     []string // taskEnv, overridden and extended by Env
-	limits  Limits   // the limits its run is held to: the Sandbox's
+	// limits are the Sandbox's: the run's wall and CPU time and output
+	// are held to them, and the cell it runs in was built with the same
+	// (its request's).
+	limits Limits
 }
 
-// defaultWorkingDir is the working dir of a task that names none: the
-// workspace.
-const defaultWorkingDir = "/svc"
+// workspaceDir is where a task sees the workspace: its working dir and
+// HOME unless it says otherwise.
+const workspaceDir = "/svc"
 
 // taskEnv is the fixed environment of every task (API.md); the task's own
 // env is added to it.
-var taskEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/svc", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+var taskEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + workspaceDir, "TMPDIR=/tmp", "LANG=C.UTF-8"}
 
-// plan validates req and makes its plan. A request whose files do not fit
-// in the workspace is refused before any stored file is opened.
+// plan validates req and makes its plan. A request whose inline files
+// alone do not fit in the workspace is refused before any stored file is
+// opened.
 func (s *Sandbox) plan(req *Request) (*plan, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
 		return nil, err
@@ -104,7 +108,7 @@ func resolveTask(t *Task, def Profile, lim Limits) taskPlan {
 		tp.profile = def
 	}
 	if tp.dir == "" {
-		tp.dir = defaultWorkingDir
+		tp.dir = workspaceDir
 	}
 	return tp
 }

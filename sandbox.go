@@ -119,8 +119,8 @@ func (s *Sandbox) drainPool() {
 	s.preparing.Wait()
 	for {
 		select {
-		case rq := <-s.pool:
-			s.finish(rq)
+		case ws := <-s.pool:
+			s.finish(ws)
 		default:
 			return
 		}
@@ -136,7 +136,7 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 	wait := 100 * time.Millisecond
 	for {
 		slot := s.takeID()
-		rq, err := s.host.prepareWorkspace(ctx, s.newRequestID(), slot)
+		ws, err := s.host.prepareWorkspace(ctx, s.newRequestID(), slot)
 		if err != nil {
 			s.putID(slot)
 			if ctx.Err() != nil {
@@ -153,9 +153,9 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 		}
 		wait = 100 * time.Millisecond
 		select {
-		case s.pool <- rq:
+		case s.pool <- ws:
 		case <-ctx.Done():
-			s.finish(rq)
+			s.finish(ws)
 			return
 		}
 	}
@@ -181,32 +181,32 @@ func (s *Sandbox) takeWorkspace(first Profile) (workspace, error) {
 func (s *Sandbox) request() (workspace, error) {
 	for done := false; !done; {
 		select {
-		case rq := <-s.pool:
-			if !rq.lacksGoCache() {
-				return rq, nil
+		case ws := <-s.pool:
+			if !ws.lacksGoCache() {
+				return ws, nil
 			}
-			s.finish(rq)
+			s.finish(ws)
 		default:
 			done = true
 		}
 	}
 	slot := s.takeID()
-	rq, err := s.host.newWorkspace(s.newRequestID(), slot)
+	ws, err := s.host.newWorkspace(s.newRequestID(), slot)
 	if err != nil {
 		s.putID(slot)
 		return nil, err
 	}
-	return rq, nil
+	return ws, nil
 }
 
 // finish ends a request whose processes are gone: it frees its identity
 // slot and removes the rest (cells, cgroups, mounts, directory) in the
 // background.
-func (s *Sandbox) finish(rq workspace) {
-	rq.discardCells()
-	s.putID(rq.identity())
+func (s *Sandbox) finish(ws workspace) {
+	ws.discardCells()
+	s.putID(ws.identity())
 	s.host.background(func() {
-		if err := rq.close(); err != nil {
+		if err := ws.close(); err != nil {
 			s.log.Error("request cleanup", "err", err)
 		}
 	})
