@@ -9,8 +9,7 @@ import "bytes"
 // test sees exactly what requests left behind. resume prepares again.
 func QuiesceForTest(sb *Sandbox) (resume func()) {
 	sb.drainPool()
-	sb.host.bg.Wait()
-	sb.host.dropShells()
+	sb.host.drain()
 	return sb.startPreparing
 }
 
@@ -19,12 +18,21 @@ func QuiesceForTest(sb *Sandbox) (resume func()) {
 func IdentitySlotsForTest(maxConcurrency int) int { return identitySlots(maxConcurrency) }
 
 // StepKeysForTest returns the keys of the leading cacheable steps of req
-// (validated first) as sb computes them.
+// as sb computes them: those of its plan.
 func StepKeysForTest(sb *Sandbox, req *Request) []string {
-	if err := req.Validate(sb.limits, sb.cfg.AllowedProfiles); err != nil {
+	p, err := sb.plan(req)
+	if err != nil {
 		panic(err)
 	}
-	return stepKeys(sb.cfg.Cache.keyRoot(&sb.cfg), req, req.leadingCacheable(), sb.cfg.DefaultProfile)
+	defer p.close()
+	return p.keys
+}
+
+// stepKeys returns the keys of the first n steps of req, validated, with
+// def the default profile: the keys a plan of req has, for the tests of
+// the key code (cache_golden_test.go, cache_layer_test.go).
+func stepKeys(root [32]byte, req *Request, n int, def Profile) []string {
+	return chainKeys(root, resolveSteps(req, def, Limits{})[:n])
 }
 
 // LayerPathForTest returns the file of key in a dir:// cache.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -46,10 +45,10 @@ func DecodeRequest(r io.Reader) (*Request, error) {
 		return nil, newError(CodeInvalidRequest, "body: could not be read", err)
 	}
 	if len(bytes.TrimLeft(body, " \t\r\n")) == 0 {
-		return nil, decodeErr("body", "empty")
+		return nil, fieldErr("body", "empty")
 	}
 	if !utf8.Valid(body) {
-		return nil, decodeErr("body", fmt.Sprintf("invalid UTF-8 at byte %d (JSON text must be UTF-8)", firstInvalidUTF8(body)))
+		return nil, fieldErr("body", fmt.Sprintf("invalid UTF-8 at byte %d (JSON text must be UTF-8)", firstInvalidUTF8(body)))
 	}
 	d := &requestDecoder{dec: json.NewDecoder(bytes.NewReader(body))}
 	d.dec.UseNumber() // numbers stay text: no conversion errors naming Go types
@@ -58,14 +57,9 @@ func DecodeRequest(r io.Reader) (*Request, error) {
 		return nil, err
 	}
 	if _, err := d.dec.Token(); err != io.EOF {
-		return nil, decodeErr("body", "trailing data after the JSON value")
+		return nil, fieldErr("body", "trailing data after the JSON value")
 	}
 	return req, nil
-}
-
-// decodeErr returns an invalid_request error for the value at path.
-func decodeErr(path, msg string) *Error {
-	return newError(CodeInvalidRequest, path+": "+msg, nil)
 }
 
 // firstInvalidUTF8 returns the offset of the first byte of b that does not
@@ -80,28 +74,6 @@ func firstInvalidUTF8(b []byte) int {
 	}
 	return len(b)
 }
-
-// maxQuotedLen bounds how much of a client-supplied name or key is echoed
-// in an error message.
-const maxQuotedLen = 64
-
-// quoteForMsg quotes s for an error message, shortening a long s.
-func quoteForMsg(s string) string {
-	if len(s) <= maxQuotedLen {
-		return strconv.Quote(s)
-	}
-	n := maxQuotedLen
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strconv.Quote(s[:n]) + "..."
-}
-
-// keyPath returns the path of the entry k of the object at path: files["a.c"].
-func keyPath(path, k string) string { return path + "[" + quoteForMsg(k) + "]" }
-
-// indexPath returns the path of element i of the array at path: args[2].
-func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // requestDecoder walks the token stream of one request. Each method reads
 // exactly one value. It holds no recursion: the shape of a request has a
@@ -120,9 +92,9 @@ func (d *requestDecoder) token() (json.Token, error) {
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &se):
-		return nil, decodeErr("body", fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, se.Error()))
+		return nil, fieldErr("body", fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, se.Error()))
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return nil, decodeErr("body", "unexpected end of JSON input")
+		return nil, fieldErr("body", "unexpected end of JSON input")
 	}
 	return nil, newError(CodeInvalidRequest, "body: invalid JSON", err)
 }
@@ -143,7 +115,7 @@ func (d *requestDecoder) key() (k string, ok bool, err error) {
 		}
 	}
 	// Not reached: the decoder allows only a key string or '}' here.
-	return "", false, decodeErr("body", "invalid JSON: expected an object key")
+	return "", false, fieldErr("body", "invalid JSON: expected an object key")
 }
 
 // next reports whether the array being read has another element; if not,
@@ -158,7 +130,7 @@ func (d *requestDecoder) next() (bool, error) {
 	}
 	if t != json.Delim(']') {
 		// Not reached: More reports false only before ']', '}' or an error.
-		return false, decodeErr("body", "invalid JSON: expected ']'")
+		return false, fieldErr("body", "invalid JSON: expected ']'")
 	}
 	return false, nil
 }
@@ -169,7 +141,7 @@ type fieldSet []string
 func (s *fieldSet) add(path, k string) error {
 	for _, f := range *s {
 		if f == k {
-			return decodeErr(path, "duplicate field "+quoteForMsg(k))
+			return fieldErr(path, "duplicate field "+quoteForMsg(k))
 		}
 	}
 	*s = append(*s, k)
@@ -214,7 +186,7 @@ func (d *requestDecoder) request() (*Request, error) {
 		return req, nil
 	case json.Delim('{'):
 	default:
-		return nil, decodeErr("body", msgEnvelope)
+		return nil, fieldErr("body", msgEnvelope)
 	}
 	var seen fieldSet
 	for {
@@ -228,7 +200,7 @@ func (d *requestDecoder) request() (*Request, error) {
 		switch k {
 		case "steps", "cache", "stop_on_failure":
 		default:
-			return nil, decodeErr("body", "unknown field "+quoteForMsg(k))
+			return nil, fieldErr("body", "unknown field "+quoteForMsg(k))
 		}
 		if err := seen.add("body", k); err != nil {
 			return nil, err
@@ -246,7 +218,7 @@ func (d *requestDecoder) request() (*Request, error) {
 		}
 	}
 	if !seen.has("steps") {
-		return nil, decodeErr("steps", "missing")
+		return nil, fieldErr("steps", "missing")
 	}
 	return req, nil
 }
@@ -258,7 +230,7 @@ func (d *requestDecoder) steps(path string) ([]Step, error) {
 		return nil, err
 	}
 	if t != json.Delim('[') {
-		return nil, decodeErr(path, msgSteps)
+		return nil, fieldErr(path, msgSteps)
 	}
 	return d.stepsAfterOpen(path)
 }
@@ -296,7 +268,7 @@ func (d *requestDecoder) step(path string) (Step, error) {
 		return Single(task), nil
 	case json.Delim('['):
 	default:
-		return Step{}, decodeErr(path, msgStep)
+		return Step{}, fieldErr(path, msgStep)
 	}
 	s := Step{Parallel: true}
 	for j := 0; ; j++ {
@@ -313,7 +285,7 @@ func (d *requestDecoder) step(path string) (Step, error) {
 			return Step{}, err
 		}
 		if t != json.Delim('{') {
-			return Step{}, decodeErr(tp, msgTask)
+			return Step{}, fieldErr(tp, msgTask)
 		}
 		task, err := d.taskAfterOpen(tp)
 		if err != nil {
@@ -338,7 +310,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 		switch k {
 		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
 		default:
-			return Task{}, decodeErr(path, "unknown field "+quoteForMsg(k))
+			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
 		if err := seen.add(path, k); err != nil {
 			return Task{}, err
@@ -369,7 +341,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 		}
 	}
 	if !seen.has("cmd") {
-		return Task{}, decodeErr(path+".cmd", "missing")
+		return Task{}, fieldErr(path+".cmd", "missing")
 	}
 	return t, nil
 }
@@ -382,7 +354,7 @@ func (d *requestDecoder) str(path string) (string, error) {
 	}
 	s, ok := t.(string)
 	if !ok {
-		return "", decodeErr(path, msgString)
+		return "", fieldErr(path, msgString)
 	}
 	return s, nil
 }
@@ -398,7 +370,7 @@ func (d *requestDecoder) optStr(path string, v *string) error {
 	case string:
 		*v = t
 	default:
-		return decodeErr(path, msgString)
+		return fieldErr(path, msgString)
 	}
 	return nil
 }
@@ -414,7 +386,7 @@ func (d *requestDecoder) optBool(path string, v *bool) error {
 	case bool:
 		*v = t
 	default:
-		return decodeErr(path, msgBool)
+		return fieldErr(path, msgBool)
 	}
 	return nil
 }
@@ -431,7 +403,7 @@ func (d *requestDecoder) optBoolPtr(path string) (*bool, error) {
 	case bool:
 		return &t, nil
 	}
-	return nil, decodeErr(path, msgBool)
+	return nil, fieldErr(path, msgBool)
 }
 
 // openOpt reads the opening delimiter of an optional array or object. It
@@ -447,7 +419,7 @@ func (d *requestDecoder) openOpt(path string, open json.Delim, msg string) (bool
 	case open:
 		return true, nil
 	}
-	return false, decodeErr(path, msg)
+	return false, fieldErr(path, msg)
 }
 
 // strings reads an optional array of strings.
@@ -498,7 +470,7 @@ func decodeObject[V any](d *requestDecoder, path, msg string, value func(path st
 			return out, nil
 		}
 		if _, dup := out[k]; dup {
-			return nil, decodeErr(path, "duplicate key "+quoteForMsg(k))
+			return nil, fieldErr(path, "duplicate key "+quoteForMsg(k))
 		}
 		v, err := value(keyPath(path, k))
 		if err != nil {
@@ -521,7 +493,7 @@ func (d *requestDecoder) file(path string) (File, error) {
 		return File{Content: s}, nil
 	}
 	if t != json.Delim('{') {
-		return File{}, decodeErr(path, msgFile)
+		return File{}, fieldErr(path, msgFile)
 	}
 	var f File
 	var seen fieldSet
@@ -534,7 +506,7 @@ func (d *requestDecoder) file(path string) (File, error) {
 			break
 		}
 		if k != "file_id" {
-			return File{}, decodeErr(path, "unknown field "+quoteForMsg(k))
+			return File{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
 		if err := seen.add(path, k); err != nil {
 			return File{}, err
@@ -546,11 +518,11 @@ func (d *requestDecoder) file(path string) (File, error) {
 		// An empty file_id could not be told from empty inline content,
 		// so the format is checked here as well as in Validate.
 		if !isFileIDHex(f.FileID) {
-			return File{}, decodeErr(fp, msgFileID)
+			return File{}, fieldErr(fp, msgFileID)
 		}
 	}
 	if !seen.has("file_id") {
-		return File{}, decodeErr(path+".file_id", "missing")
+		return File{}, fieldErr(path+".file_id", "missing")
 	}
 	return f, nil
 }

@@ -96,6 +96,12 @@ func newError(c Code, msg string, cause error) *Error {
 	return &Error{Code: c, Msg: msg, Err: cause}
 }
 
+// fieldErr returns an invalid_request error for the value at path (see
+// validate.go for the paths): "steps[2][0].cmd: empty".
+func fieldErr(path, msg string) *Error {
+	return newError(CodeInvalidRequest, path+": "+msg, nil)
+}
+
 // CodeOf returns the code of err: the Code of an *Error in its chain,
 // cancelled or deadline_exceeded for the context errors, "" for nil, and
 // internal_error for anything else.

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode/utf8"
 )
 
 // FileStoreConfig configures a [FileStore]. Dir is required; every other
@@ -297,7 +296,8 @@ func latest(a, b time.Time) time.Time {
 }
 
 func (s *FileStore) contentPath(id string) string { return filepath.Join(s.dir, id) }
-func (s *FileStore) metaPath(id string) string    { return filepath.Join(s.dir, id+storeMetaExt) }
+
+func (s *FileStore) metaPath(id string) string { return filepath.Join(s.dir, id+storeMetaExt) }
 
 func (s *FileStore) readMeta(id string) (StoredFile, error) {
 	b, err := os.ReadFile(s.metaPath(id))
@@ -625,17 +625,6 @@ func optional(s string) *string {
 	}
 	s = validUTF8(s)
 	return &s
-}
-
-// validUTF8 returns s with each invalid byte replaced by U+FFFD. Most
-// text is valid: utf8.ValidString checks it eight ASCII bytes at a time,
-// where strings.ToValidUTF8 decodes every rune before it returns s
-// unchanged.
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // touch records t as the last use of the file, as its access time on

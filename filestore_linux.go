@@ -8,6 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// nofollow opens a stored blob without following a symlink put in its
+// place (cache_dir.go).
+const nofollow = unix.O_NOFOLLOW
+
 // lockDir takes an exclusive flock of the file at path, creating it; the
 // lock lasts until the returned file is closed.
 func lockDir(path string) (*os.File, error) {

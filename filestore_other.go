@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// nofollow is 0: other systems open stored blobs as they find them.
+const nofollow = 0
+
 // lockDir opens the lock file at path. Other systems run no sandboxes, and
 // the file store is not locked there.
 func lockDir(path string) (*os.File, error) {

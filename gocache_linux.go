@@ -163,7 +163,8 @@ func (h *host) runGoCacheBuild(ctx context.Context, id string, slot int, parent,
 			return Result{}, errors.New("go build cache: neither compile_v2 nor compile_v1 is an allowed profile, and go runs under no other")
 		}
 	}
-	r, err := rq.runTask(ctx, Task{Cmd: goCacheCmd[0], Args: goCacheCmd[1:], SandboxProfile: profile})
+	task := resolveTask(&Task{Cmd: goCacheCmd[0], Args: goCacheCmd[1:], SandboxProfile: profile}, profile, rq.limits)
+	r, err := rq.runTask(ctx, &task)
 	if err != nil {
 		return r, fmt.Errorf("go build cache: %w", err)
 	}

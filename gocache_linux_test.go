@@ -48,14 +48,14 @@ func BenchmarkRequestEnv(b *testing.B) {
 				defer cancel()
 				s.Close(ctx)
 			}()
-			if gocache != (s.host.goCacheLower() != "") {
-				b.Fatalf("Go build cache ready: %q", s.host.goCacheLower())
+			if gocache != (hostOf(s).goCacheLower() != "") {
+				b.Fatalf("Go build cache ready: %q", hostOf(s).goCacheLower())
 			}
 			slot := s.takeID()
 			defer s.putID(slot)
 			cpu := processCPU()
 			for b.Loop() {
-				rq, err := s.host.newRequest(s.newRequestID(), slot)
+				rq, err := hostOf(s).newRequest(s.newRequestID(), slot)
 				if err != nil {
 					b.Fatal(err)
 				}

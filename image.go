@@ -78,8 +78,8 @@ func DetectImage(rootfs string) (id string, toolchains []string, err error) {
 	return id, toolchains, nil
 }
 
-// taskPath are the directories of a task's PATH, relative to the root.
-var taskPath = []string{"usr/local/bin", "usr/bin", "bin"}
+// taskSearchPath are the directories of a task's PATH, relative to the root.
+var taskSearchPath = []string{"usr/local/bin", "usr/bin", "bin"}
 
 var (
 	ccName     = regexp.MustCompile(`^(gcc|g\+\+)-([0-9]+)$`)
@@ -124,7 +124,7 @@ func detectToolchains(rootfs string) ([]string, error) {
 		return nil, fmt.Errorf("detect toolchains: %w", err)
 	}
 	var out []string
-	for _, dir := range taskPath {
+	for _, dir := range taskSearchPath {
 		entries, err := os.ReadDir(filepath.Join(rootfs, dir))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("detect toolchains: %w", err)
@@ -192,7 +192,7 @@ func (tc toolchain) detect(r *root) (string, error) {
 // PATH, relative to the root, with its symbolic links resolved; "" when
 // there is none.
 func (r *root) lookPath(name string) (string, error) {
-	for _, dir := range taskPath {
+	for _, dir := range taskSearchPath {
 		p, err := r.resolve(path.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errLinkLoop) {
 			continue // no such command

@@ -1,21 +1,17 @@
 package svc
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"slices"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/svc-sandbox/svc/internal/runner"
-	"github.com/svc-sandbox/svc/internal/seccomp"
 )
 
 // Capture and replay of layers. Between steps no process of the request is
@@ -26,8 +22,6 @@ import (
 // resolveBeneath (no "..", no symlink, no other mount), and the last
 // component of a path is never followed. Root's walk cannot be led out of
 // the workspace, and neither can a layer being replayed.
-
-const nofollow = unix.O_NOFOLLOW
 
 // snapshot walks the workspace.
 func (rq *request) snapshot() (*tree, error) {
@@ -423,21 +417,3 @@ func (rq *request) spendOutput(sr StepResult) {
 		rq.budget.Spend(int64(len(r.Stdout) + len(r.Stderr)))
 	}
 }
-
-// policyIdentity names a profile's system-call policy for cache keys: the
-// name and a digest of the compiled program, so that a changed policy
-// misses.
-func policyIdentity(p Profile) string {
-	if v, ok := policyIDs.Load(p); ok {
-		return v.(string)
-	}
-	id := string(p)
-	if prog, err := seccomp.Program(string(p)); err == nil {
-		sum := sha256.Sum256(prog)
-		id += ":" + hex.EncodeToString(sum[:16])
-	}
-	policyIDs.Store(p, id)
-	return id
-}
-
-var policyIDs sync.Map // Profile -> string

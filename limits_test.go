@@ -141,7 +141,7 @@ func timeRun(f func()) time.Duration {
 }
 
 // serviceCgroupName is the name the engine gives the service cgroup of a
-// state directory (run_linux.go: "svc-" and 12 hex digits of its SHA-256).
+// state directory (host_linux.go: "svc-" and 12 hex digits of its SHA-256).
 func serviceCgroupName(stateDir string) string {
 	sum := sha256.Sum256([]byte(stateDir))
 	return "svc-" + hex.EncodeToString(sum[:6])

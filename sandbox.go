@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -21,7 +20,7 @@ type Sandbox struct {
 	cfg    Config
 	limits Limits
 	log    *slog.Logger
-	host   *host // the Linux machinery (run_linux.go)
+	host   platform // the machinery of the system (platform.go)
 
 	// slots are the task slots of Limits.MaxConcurrency; a request holds
 	// as many as its widest step has tasks.
@@ -32,7 +31,7 @@ type Sandbox struct {
 	// pool holds requests prepared ahead of demand by prepareLoop: their
 	// workspace, cgroup and the sandbox of their first task built, each
 	// for one request. stopPreparing ends prepareLoop, preparing tracks it.
-	pool          chan *request
+	pool          chan workspace
 	stopPreparing context.CancelFunc
 	preparing     sync.WaitGroup
 
@@ -84,13 +83,15 @@ func New(cfg Config) (*Sandbox, error) {
 		log:    cfg.Logger,
 		slots:  make(chan struct{}, cfg.Limits.MaxConcurrency),
 		tag:    strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36), 36),
-		pool:   make(chan *request, poolSize(cfg.Limits.MaxConcurrency)),
+		pool:   make(chan workspace, poolSize(cfg.Limits.MaxConcurrency)),
 		ids:    make([]bool, identitySlots(cfg.Limits.MaxConcurrency)),
 	}
 	s.closing, s.close = context.WithCancelCause(context.Background())
-	if s.host, err = openHost(&s.cfg); err != nil {
+	h, err := openHost(&s.cfg)
+	if err != nil {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 	}
+	s.host = h
 	s.startPreparing()
 	return s, nil
 }
@@ -118,8 +119,8 @@ func (s *Sandbox) drainPool() {
 	s.preparing.Wait()
 	for {
 		select {
-		case rq := <-s.pool:
-			s.finish(rq)
+		case ws := <-s.pool:
+			s.finish(ws)
 		default:
 			return
 		}
@@ -135,7 +136,7 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 	wait := 100 * time.Millisecond
 	for {
 		slot := s.takeID()
-		rq, err := s.host.prepare(ctx, s.newRequestID(), slot)
+		ws, err := s.host.prepareWorkspace(ctx, s.newRequestID(), slot)
 		if err != nil {
 			s.putID(slot)
 			if ctx.Err() != nil {
@@ -152,9 +153,9 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 		}
 		wait = 100 * time.Millisecond
 		select {
-		case s.pool <- rq:
+		case s.pool <- ws:
 		case <-ctx.Done():
-			s.finish(rq)
+			s.finish(ws)
 			return
 		}
 	}
@@ -164,37 +165,48 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 // instance, and across instances sharing a state dir one after another.
 func (s *Sandbox) newRequestID() string { return fmt.Sprintf("r%s-%d", s.tag, s.nextID.Add(1)) }
 
+// takeWorkspace returns the workspace of a request whose first task runs
+// under first: one prepared ahead, or one made now.
+func (s *Sandbox) takeWorkspace(first Profile) (workspace, error) {
+	s.host.expectFirst(first)
+	ws, err := s.request()
+	if err != nil {
+		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: request setup failed", Err: err}
+	}
+	return ws, nil
+}
+
 // request returns a prepared request, or makes one. One prepared before
 // the Go build cache was ready goes: its sandboxes see none.
-func (s *Sandbox) request() (*request, error) {
+func (s *Sandbox) request() (workspace, error) {
 	for done := false; !done; {
 		select {
-		case rq := <-s.pool:
-			if !rq.lacksGoCache() {
-				return rq, nil
+		case ws := <-s.pool:
+			if !ws.lacksGoCache() {
+				return ws, nil
 			}
-			s.finish(rq)
+			s.finish(ws)
 		default:
 			done = true
 		}
 	}
 	slot := s.takeID()
-	rq, err := s.host.newRequest(s.newRequestID(), slot)
+	ws, err := s.host.newWorkspace(s.newRequestID(), slot)
 	if err != nil {
 		s.putID(slot)
 		return nil, err
 	}
-	return rq, nil
+	return ws, nil
 }
 
 // finish ends a request whose processes are gone: it frees its identity
 // slot and removes the rest (cells, cgroups, mounts, directory) in the
 // background.
-func (s *Sandbox) finish(rq *request) {
-	rq.discardCells()
-	s.putID(rq.slot)
+func (s *Sandbox) finish(ws workspace) {
+	ws.discardCells()
+	s.putID(ws.identity())
 	s.host.background(func() {
-		if err := rq.close(); err != nil {
+		if err := ws.close(); err != nil {
 			s.log.Error("request cleanup", "err", err)
 		}
 	})
@@ -263,6 +275,10 @@ func (c Config) withDefaults() (Config, error) {
 // the same host needs a range of its own.
 func (s *Sandbox) HostIDs() (first, count int) { return s.cfg.UIDBase, 2 * len(s.ids) }
 
+// CgroupVersion returns the version of the cgroup hierarchy the sandboxes
+// run in: 1 or 2; 0 off Linux, where there are none.
+func (s *Sandbox) CgroupVersion() int { return s.host.cgroupVersion() }
+
 // Limits returns the effective limits.
 func (s *Sandbox) Limits() Limits { return s.limits }
 
@@ -285,180 +301,33 @@ func (s *Sandbox) Config() Config { return s.cfg }
 // the request's processes are gone. Its mounts, cgroups and workspace are
 // removed in the background afterwards; Close waits for that.
 func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
-	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
-		return nil, err
-	}
-	// Inline files first: a request refused for its size opens nothing.
-	if err := s.checkPlacedBytes(req, nil); err != nil {
-		return nil, err
-	}
-	stored, err := s.openStored(req)
+	// One call per stage: plan (plan.go), admit (admit.go), execute
+	// (execute.go) in a workspace of the platform, answer (outcome.go).
+	p, err := s.plan(req)
 	if err != nil {
 		return nil, err
 	}
-	defer stored.close()
-	if err := s.checkPlacedBytes(req, stored); err != nil {
+	defer p.close()
+	release, err := s.admit(p.width)
+	if err != nil {
 		return nil, err
 	}
-	width := req.width()
-	// The keys of the leading cacheable steps: CPU only, before a slot is
-	// taken.
-	var keys []string
-	if c := s.cfg.Cache; c != nil {
-		if n := req.leadingCacheable(); n > 0 {
-			keys = stepKeys(c.keyRoot(&s.cfg), req, n, s.cfg.DefaultProfile)
-		}
-	}
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, &Error{Code: CodeShuttingDown, Msg: "the sandbox is shutting down"}
-	}
-	s.running.Add(1)
-	s.mu.Unlock()
-	defer s.running.Done()
-
-	if !s.acquire(width) {
-		return nil, &Error{Code: CodeCapacityExhausted, Msg: fmt.Sprintf("no free execution slots for a step of %d tasks", width)}
-	}
-	defer s.release(width)
-
+	defer release()
 	// The request runs until the overall deadline plus a grace period
 	// (API.md, Deadlines), until ctx ends, or until Close.
-	start := time.Now()
-	deadline := start.Add(s.limits.OverallTimeout)
+	deadline := time.Now().Add(s.limits.OverallTimeout)
 	rctx, cancel := context.WithDeadlineCause(ctx, deadline.Add(hardDeadlineGrace), errHardDeadline)
 	defer cancel()
 	stop := context.AfterFunc(s.closing, func() { cancel() })
 	defer stop()
-
-	if len(req.Steps) > 0 && len(req.Steps[0].Tasks) > 0 {
-		s.host.expectFirst(req.Steps[0].Tasks[0].profile(s.cfg.DefaultProfile))
-	}
-	rq, err := s.request()
-	if err == nil {
-		defer s.finish(rq)
-	}
+	ws, err := s.takeWorkspace(p.steps[0].tasks[0].profile)
 	if err != nil {
-		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: request setup failed", Err: err}
+		return nil, err
 	}
-
-	resp := &Response{Legacy: req.Legacy, Cache: CacheSummary{Enabled: s.cfg.Cache != nil}}
-	cr := s.newCacheRun(rq, stored, keys, true)
-	resp.Results, err = s.runSteps(rctx, rq, req, stored, deadline, cr)
-	if errors.Is(err, errReplayFailed) {
-		// A layer could not be replayed and the workspace is half
-		// changed: start over in an empty one, executing every step.
-		s.log.Warn("step cache: a replay failed; running the request again without the cache's layers", "err", err)
-		if err = rq.reset(); err == nil {
-			cr = s.newCacheRun(rq, stored, keys, false)
-			resp.Results, err = s.runSteps(rctx, rq, req, stored, deadline, cr)
-		}
-	}
-	if err != nil {
-		return nil, s.runError(ctx, rctx, err)
-	}
-	resp.Cache.ReplayedSteps, resp.Cache.StoredSteps = cr.counts()
-	return resp, nil
+	defer s.finish(ws)
+	ex, err := s.execute(rctx, ws, p, deadline)
+	return s.answer(ctx, rctx, p.req, ex, err)
 }
-
-// runSteps runs the steps of req in order in rq's workspace, through the
-// step cache for the steps cr covers.
-func (s *Sandbox) runSteps(rctx context.Context, rq *request, req *Request, stored storedFiles, deadline time.Time, cr *cacheRun) ([]StepResult, error) {
-	results := make([]StepResult, len(req.Steps))
-	failed := false
-	for i, step := range req.Steps {
-		var skip string
-		switch {
-		case failed && req.StopOnFailure:
-			skip = "an earlier step failed and stop_on_failure is set"
-		case !time.Now().Before(deadline):
-			skip = "the request's overall deadline passed before this step"
-		}
-		if skip != "" {
-			results[i] = notRun(step, OutcomeNotStarted, skip)
-			cr.breakChain()
-			continue
-		}
-		// The next step's sandboxes are built while this one runs, unless
-		// the cache may replay it.
-		if i+1 < len(req.Steps) && !cr.chained(i+1) {
-			rq.prepare(rctx, req.Steps[i+1].Tasks)
-		}
-		var sr StepResult
-		var err error
-		if cr.chained(i) {
-			sr, err = cr.step(rctx, i, step)
-		} else {
-			sr, err = rq.runStep(rctx, step, stored)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := rctx.Err(); err != nil {
-			return nil, err
-		}
-		results[i] = sr
-		for _, r := range sr.Results {
-			if r.Outcome != OutcomeExited || r.ExitCode != 0 {
-				failed = true
-			}
-		}
-	}
-	return results, nil
-}
-
-const hardDeadlineGrace = 2 * time.Second
-
-var errHardDeadline = errors.New("overall deadline passed")
-
-// runError turns an error of a running request into the error Run returns.
-func (s *Sandbox) runError(ctx, rctx context.Context, err error) error {
-	switch {
-	case context.Cause(s.closing) == errClosing && s.closing.Err() != nil:
-		return &Error{Code: CodeShuttingDown, Msg: "the sandbox shut down while the request ran", Err: err}
-	case context.Cause(rctx) == errHardDeadline:
-		return &Error{Code: CodeDeadlineExceeded, Msg: fmt.Sprintf("the request overran its overall timeout of %v and was killed", s.limits.OverallTimeout)}
-	case ctx.Err() != nil:
-		return &Error{Code: CodeOf(ctx.Err()), Msg: "the request was cancelled before it finished", Err: ctx.Err()}
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
-}
-
-// notRun returns a step result of not-run task results.
-func notRun(step Step, o Outcome, why string) StepResult {
-	sr := StepResult{Parallel: step.Parallel, Results: make([]Result, len(step.Tasks))}
-	for i := range sr.Results {
-		sr.Results[i] = Result{Outcome: o, Error: why}
-	}
-	return sr
-}
-
-func (s *Sandbox) acquire(n int) bool {
-	for i := range n {
-		select {
-		case s.slots <- struct{}{}:
-		default:
-			s.release(i)
-			return false
-		}
-	}
-	return true
-}
-
-func (s *Sandbox) release(n int) {
-	for range n {
-		<-s.slots
-	}
-}
-
-// SlotsInUse returns the number of task slots currently held.
-func (s *Sandbox) SlotsInUse() int { return len(s.slots) }
 
 // takeID returns a free identity slot; by the count of ids one is always
 // free.
@@ -500,102 +369,6 @@ func (s *Sandbox) Close(ctx context.Context) error {
 	}
 	s.drainPool()
 	return s.host.close()
-}
-
-// width is the number of tasks of the widest step.
-func (r *Request) width() int {
-	w := 1
-	for _, s := range r.Steps {
-		w = max(w, len(s.Tasks))
-	}
-	return w
-}
-
-// storedFile is a stored file a request uses, opened before it runs.
-type storedFile struct {
-	f    *os.File
-	size int64
-}
-
-// storedFiles are the stored files of a request by file id. The open
-// files keep their contents readable for the whole request, even when the
-// stored files are deleted or expire meanwhile.
-type storedFiles map[string]storedFile
-
-func (m storedFiles) close() {
-	for _, sf := range m {
-		sf.f.Close()
-	}
-}
-
-// openStored opens every stored file the tasks of req refer to, in request
-// order. A file that is not stored is file_not_found, naming where the
-// first reference to it is.
-func (s *Sandbox) openStored(req *Request) (storedFiles, error) {
-	var m storedFiles
-	for i, step := range req.Steps {
-		sp := indexPath("steps", i)
-		for j, t := range step.Tasks {
-			tp := sp
-			if step.Parallel || len(step.Tasks) != 1 {
-				tp = indexPath(sp, j)
-			}
-			for _, p := range sortedKeys(t.Files) {
-				id := t.Files[p].FileID
-				if id == "" {
-					continue
-				}
-				if _, ok := m[id]; ok {
-					continue
-				}
-				missing := &Error{Code: CodeFileNotFound,
-					Msg: fmt.Sprintf("%s: file_id %s is not stored", keyPath(tp+".files", p), id)}
-				if s.cfg.Files == nil {
-					return nil, missing
-				}
-				f, info, err := s.cfg.Files.Open(id)
-				if err != nil {
-					m.close()
-					if CodeOf(err) == CodeNotFound {
-						return nil, missing
-					}
-					return nil, err
-				}
-				if m == nil {
-					m = make(storedFiles)
-				}
-				m[id] = storedFile{f: f, size: info.Size}
-			}
-		}
-	}
-	return m, nil
-}
-
-// checkPlacedBytes refuses a request whose files do not fit in the
-// workspace: for each path the largest content placed there, summed over
-// paths. Stored files missing from stored count as empty.
-func (s *Sandbox) checkPlacedBytes(req *Request, stored storedFiles) error {
-	largest := make(map[string]int64)
-	for _, step := range req.Steps {
-		for _, t := range step.Tasks {
-			for p, f := range t.Files {
-				n := int64(len(f.Content))
-				if f.FileID != "" {
-					n = stored[f.FileID].size
-				}
-				largest[p] = max(largest[p], n)
-			}
-		}
-	}
-	var n int64
-	for _, v := range largest {
-		n += v
-	}
-	if n > s.cfg.WorkspaceSize {
-		return &Error{Code: CodeLimitsExceeded,
-			Msg: fmt.Sprintf("files: %d bytes in all exceed the workspace size of %d bytes", n, s.cfg.WorkspaceSize)}
-	}
-	return nil
 }
 
 var (

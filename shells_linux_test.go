@@ -44,8 +44,8 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 	sb := oneSlotSandbox(t)
 	// No preparer takes shells meanwhile.
 	sb.drainPool()
-	sb.host.bg.Wait()
-	h := sb.host
+	hostOf(sb).bg.Wait()
+	h := hostOf(sb)
 	if err := h.dropShells(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,10 +148,10 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 				// Filters as a kernel without listeners gets them, in
 				// shells built from now on.
 				sb.drainPool()
-				if err := sb.host.dropShells(); err != nil {
+				if err := hostOf(sb).dropShells(); err != nil {
 					t.Fatal(err)
 				}
-				h := sb.host
+				h := hostOf(sb)
 				var err error
 				if h.base, h.baseWatched, h.filters, err = taskFilters(h.cfg.AllowedProfiles, false, false); err != nil {
 					t.Fatal(err)
@@ -172,12 +172,12 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 			for range 3 {
 				run(Task{Cmd: "/bin/true"})
 			}
-			sb.host.bg.Wait()
+			hostOf(sb).bg.Wait()
 			_, _, kept0, destroyed0 := runner.NetnsCounts()
 			for range n {
 				run(Task{Cmd: "/bin/true"})
 			}
-			sb.host.bg.Wait()
+			hostOf(sb).bg.Wait()
 			_, _, kept1, destroyed1 := runner.NetnsCounts()
 			read := kept1 - kept0 + destroyed1 - destroyed0
 			if want := map[bool]int64{true: 0, false: n}[watch]; read != want {
@@ -186,7 +186,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 			// Changed, the namespace goes with its shell, and a thread
 			// reads it again before destroying it: wait for that.
 			run(socket)
-			sb.host.bg.Wait()
+			hostOf(sb).bg.Wait()
 			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				if _, _, kept2, destroyed2 := runner.NetnsCounts(); kept2+destroyed2 > kept1+destroyed1 {
 					break

@@ -40,9 +40,17 @@ func Single(t Task) Step { return Step{Tasks: []Task{t}} }
 // Parallel returns a parallel step of the given tasks.
 func Parallel(ts ...Task) Step { return Step{Tasks: ts, Parallel: true} }
 
+// array reports whether the step is an array in JSON (and its result
+// too): a parallel step, or one of other than one task.
+func (s Step) array() bool { return arrayShaped(s.Parallel, len(s.Tasks)) }
+
+// arrayShaped is the rule of Step.array, for a step or a step result of n
+// tasks: the one place that says which shape a step has.
+func arrayShaped(parallel bool, n int) bool { return parallel || n != 1 }
+
 // MarshalJSON encodes a single step as an object and a parallel step as an array.
 func (s Step) MarshalJSON() ([]byte, error) {
-	if s.Parallel || len(s.Tasks) != 1 {
+	if s.array() {
 		if s.Tasks == nil {
 			return []byte("[]"), nil
 		}
@@ -289,7 +297,7 @@ type StepResult struct {
 
 // MarshalJSON encodes a single result as an object, a parallel one as an array.
 func (s StepResult) MarshalJSON() ([]byte, error) {
-	if s.Parallel || len(s.Results) != 1 {
+	if arrayShaped(s.Parallel, len(s.Results)) {
 		if s.Results == nil {
 			return []byte("[]"), nil
 		}
@@ -340,12 +348,4 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	}
 	type plain Response
 	return json.Marshal(plain(r))
-}
-
-// profile returns the task's sandbox profile, def when it names none.
-func (t *Task) profile(def Profile) Profile {
-	if t.SandboxProfile == "" {
-		return def
-	}
-	return t.SandboxProfile
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits on workspace file paths (Linux NAME_MAX and PATH_MAX).
@@ -56,21 +57,15 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 		sp := indexPath("steps", i)
 		switch n := len(s.Tasks); {
 		case n == 0 && s.Parallel:
-			return decodeErr(sp, "empty parallel step")
+			return fieldErr(sp, "empty parallel step")
 		case n == 0:
-			return decodeErr(sp, "step has no task")
+			return fieldErr(sp, "step has no task")
 		case n > lim.MaxParallelTasks:
 			return newError(CodeLimitsExceeded,
 				fmt.Sprintf("%s: %d parallel tasks; at most %d are allowed", sp, n, lim.MaxParallelTasks), nil)
 		}
-		// Paths follow the JSON shape of the step (Step.MarshalJSON).
-		array := s.Parallel || len(s.Tasks) != 1
 		for j := range s.Tasks {
-			tp := sp
-			if array {
-				tp = indexPath(sp, j)
-			}
-			if err := validateTask(tp, &s.Tasks[j], allowed); err != nil {
+			if err := validateTask(taskPath(sp, *s, j), &s.Tasks[j], allowed); err != nil {
 				return err
 			}
 		}
@@ -78,25 +73,60 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 	return nil
 }
 
+// The field paths name a value of a request in messages, in the
+// request's JSON shape: steps[2][0].files["a.c"].
+
+// maxQuotedLen bounds how much of a client-supplied name or key is echoed
+// in an error message.
+const maxQuotedLen = 64
+
+// quoteForMsg quotes s for an error message, shortening a long s.
+func quoteForMsg(s string) string {
+	if len(s) <= maxQuotedLen {
+		return strconv.Quote(s)
+	}
+	n := maxQuotedLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + "..."
+}
+
+// keyPath returns the path of the entry k of the object at path: files["a.c"].
+func keyPath(path, k string) string { return path + "[" + quoteForMsg(k) + "]" }
+
+// indexPath returns the path of element i of the array at path: args[2].
+func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// taskPath returns the path of task j of the step s at sp. It follows the
+// JSON shape of the step (Step.array): steps[2] for the task of a single
+// step, steps[2][0] for a task of an array.
+func taskPath(sp string, s Step, j int) string {
+	if s.array() {
+		return indexPath(sp, j)
+	}
+	return sp
+}
+
 // validateTask checks one task and normalizes its paths.
 func validateTask(p string, t *Task, allowed []Profile) error {
 	switch {
 	case t.Cmd == "":
-		return decodeErr(p+".cmd", "empty")
+		return fieldErr(p+".cmd", "empty")
 	case hasNUL(t.Cmd):
-		return decodeErr(p+".cmd", "contains a NUL byte")
+		return fieldErr(p+".cmd", "contains a NUL byte")
 	}
 	for i, a := range t.Args {
 		if hasNUL(a) {
-			return decodeErr(indexPath(p+".args", i), "contains a NUL byte")
+			return fieldErr(indexPath(p+".args", i), "contains a NUL byte")
 		}
 	}
 	for _, k := range sortedKeys(t.Env) {
 		switch {
 		case !validEnvName(k):
-			return decodeErr(keyPath(p+".env", k), "invalid name; names match [A-Za-z_][A-Za-z0-9_]*")
+			return fieldErr(keyPath(p+".env", k), "invalid name; names match [A-Za-z_][A-Za-z0-9_]*")
 		case hasNUL(t.Env[k]):
-			return decodeErr(keyPath(p+".env", k), "value contains a NUL byte")
+			return fieldErr(keyPath(p+".env", k), "value contains a NUL byte")
 		}
 	}
 	if err := validateFiles(p+".files", t); err != nil {
@@ -105,16 +135,16 @@ func validateTask(p string, t *Task, allowed []Profile) error {
 	if wd := t.WorkingDir; wd != "" {
 		switch {
 		case hasNUL(wd):
-			return decodeErr(p+".working_dir", "contains a NUL byte")
+			return fieldErr(p+".working_dir", "contains a NUL byte")
 		case wd[0] != '/':
-			return decodeErr(p+".working_dir", "must be an absolute path")
+			return fieldErr(p+".working_dir", "must be an absolute path")
 		}
 		t.WorkingDir = path.Clean(wd)
 	}
 	if prof := t.SandboxProfile; prof != "" {
 		switch {
 		case !prof.known():
-			return decodeErr(p+".sandbox_profile",
+			return fieldErr(p+".sandbox_profile",
 				fmt.Sprintf("unknown profile %s; known: %s", quoteForMsg(string(prof)), profileList(Profiles())))
 		case !slices.Contains(allowed, prof):
 			return newError(CodeProfileNotAllowed,
@@ -138,13 +168,13 @@ func validateFiles(p string, t *Task) error {
 		kp := keyPath(p, k)
 		clean, problem := cleanWorkspacePath(k)
 		if problem != "" {
-			return decodeErr(kp, problem)
+			return fieldErr(kp, problem)
 		}
 		if id := t.Files[k].FileID; id != "" && !isFileIDHex(id) {
-			return decodeErr(kp+".file_id", msgFileID)
+			return fieldErr(kp+".file_id", msgFileID)
 		}
 		if prev, dup := orig[clean]; dup {
-			return decodeErr(kp, "same path as "+quoteForMsg(prev))
+			return fieldErr(kp, "same path as "+quoteForMsg(prev))
 		}
 		orig[clean] = k
 		changed = changed || clean != k
@@ -154,7 +184,7 @@ func validateFiles(p string, t *Task) error {
 	cleans := slices.SortedFunc(maps.Keys(orig), comparePaths)
 	for i := 1; i < len(cleans); i++ {
 		if dir := cleans[i-1]; strings.HasPrefix(cleans[i], dir+"/") {
-			return decodeErr(keyPath(p, orig[cleans[i]]),
+			return fieldErr(keyPath(p, orig[cleans[i]]),
 				fmt.Sprintf("%s is a file, not a directory", quoteForMsg(orig[dir])))
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Kind is a mount operation. The values are the protocol strings of
@@ -45,12 +43,21 @@ type Op struct {
 // Plan is an ordered list of operations.
 type Plan []Op
 
-// Mount attributes used by the plan.
+// The mount attributes (MOUNT_ATTR_*) and mount flags (MS_*) the plan
+// uses, with Linux's values: the plan is data, built and tested on any
+// system, and applied on Linux only. consts_linux_test.go checks them
+// against those of golang.org/x/sys/unix.
 const (
-	ro     = unix.MOUNT_ATTR_RDONLY
-	nosuid = unix.MOUNT_ATTR_NOSUID
-	nodev  = unix.MOUNT_ATTR_NODEV
-	noexec = unix.MOUNT_ATTR_NOEXEC
+	ro     = 0x1 // MOUNT_ATTR_RDONLY
+	nosuid = 0x2 // MOUNT_ATTR_NOSUID
+	nodev  = 0x4 // MOUNT_ATTR_NODEV
+	noexec = 0x8 // MOUNT_ATTR_NOEXEC
+
+	msNosuid  = 0x2     // MS_NOSUID
+	msNodev   = 0x4     // MS_NODEV
+	msNoexec  = 0x8     // MS_NOEXEC
+	msRec     = 0x4000  // MS_REC
+	msPrivate = 0x40000 // MS_PRIVATE
 )
 
 // SystemDirs are the directories of the root filesystem bound read-only
@@ -220,7 +227,7 @@ var devLinks = [][2]string{
 func ShellPlan(p Params, sys []SystemEntry) Plan {
 	plan := Plan{
 		// Nothing we mount propagates back to the host.
-		{Kind: Mount, Dst: "/", Flags: unix.MS_REC | unix.MS_PRIVATE},
+		{Kind: Mount, Dst: "/", Flags: msRec | msPrivate},
 		// The root: shared by every sandbox and read-only in each, so
 		// none can change it for another. Bound on itself, so no
 		// sandbox needs a directory of its own to build on.
@@ -252,7 +259,7 @@ func ShellPlan(p Params, sys []SystemEntry) Plan {
 	// /proc of the task's own PID namespace.
 	plan = append(plan,
 		Op{Kind: Mount, Src: "proc", Dst: "proc", FSType: "proc", Data: "hidepid=invisible",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC},
+			Flags: msNosuid | msNodev | msNoexec},
 		Op{Kind: Bind, Src: "proc/sys", Dst: "proc/sys", Attr: ro | nosuid | nodev | noexec},
 	)
 	for _, m := range maskedProc {
@@ -285,7 +292,7 @@ func TaskMounts(p Params) Plan {
 		{Kind: Attach, Src: strconv.Itoa(WorkspaceTree), Dst: "svc", Attr: nosuid | nodev},
 		{Kind: Attach, Src: strconv.Itoa(TmpTree), Dst: "tmp", Attr: nosuid | nodev},
 		{Kind: Mount, Src: "svc-shm", Dst: "dev/shm", FSType: "tmpfs",
-			Flags: unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC,
+			Flags: msNosuid | msNodev | msNoexec,
 			Data:  fmt.Sprintf("size=%d,nr_inodes=1024,mode=1777", p.ShmSize)},
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -85,18 +84,6 @@ var (
 	// hostNet is the host's network namespace, opened by the thread.
 	hostNet *os.File
 )
-
-// netCounts are totals since the process started.
-var netCounts struct {
-	made, reused, kept, destroyed atomic.Int64
-}
-
-// NetnsCounts returns how many network namespaces were made, how many
-// times one was handed to a cell again, and how many used ones were read
-// unchanged and kept or changed and destroyed.
-func NetnsCounts() (made, reused, kept, destroyed int64) {
-	return netCounts.made.Load(), netCounts.reused.Load(), netCounts.kept.Load(), netCounts.destroyed.Load()
-}
 
 type netResult struct {
 	n   *netns

@@ -74,12 +74,6 @@ type ShellTask struct {
 	Watched bool
 }
 
-var shellCounts struct{ made, cells atomic.Int64 }
-
-// ShellCounts returns how many shells were built and how many cells they
-// gave out, so tests and benchmarks can tell a reused shell.
-func ShellCounts() (made, cells int64) { return shellCounts.made.Load(), shellCounts.cells.Load() }
-
 // BuildShell makes a shell and returns once its sandbox is built.
 func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	z, err := theZygote()

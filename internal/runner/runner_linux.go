@@ -1,12 +1,3 @@
-// Package runner is the parent side of a sandbox: it builds sandboxes
-// ahead of their tasks through the zygote (internal/initproc is the child
-// side), releases a task with its command, feeds its stdin, collects its
-// output within limits, enforces the wall and CPU time limits and waits
-// until every process of the task is gone.
-//
-// A [Shell] is a sandbox that runs one task after another; [Shell.Cell]
-// makes the next task's process ahead of it, and the [Cell] runs the task
-// with its own processes, IPC namespace, cgroups and mounts.
 package runner
 
 import (
@@ -20,12 +11,12 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/svc-sandbox/svc/internal/initproc"
 	"golang.org/x/sys/unix"
+
+	"github.com/svc-sandbox/svc/internal/initproc"
 )
 
 // SetupTimeout bounds the build of a sandbox: from the spawn request to
@@ -57,59 +48,6 @@ type Task struct {
 	// through, false answers it with ENOSYS and counts it as refused
 	// (Result.Denied). nil lets every notified call through.
 	Allows func(nr int32, arg0 uint64) bool
-}
-
-// Result is what happened to a task, before any interpretation.
-type Result struct {
-	Report          initproc.Report
-	Stdout, Stderr  []byte
-	StdoutTruncated bool
-	StderrTruncated bool
-	TimedOut        bool // the wall timeout killed it
-	CPUExceeded     bool // the CPU limit killed it
-	OutputExceeded  bool // an output limit killed it
-	Cancelled       bool // ctx killed it
-	WallTime        time.Duration
-	// Watched: a listener saw every call the task's filter refused or
-	// let through for it to know (Cell.Watched); Denied then counts the
-	// refused calls by number, nil for none.
-	Watched bool
-	Denied  map[int32]int64
-}
-
-// Killed reports whether the runner killed the task.
-func (r *Result) Killed() bool {
-	return r.TimedOut || r.CPUExceeded || r.OutputExceeded || r.Cancelled
-}
-
-// Budget is a byte budget shared by several tasks' output streams. It is
-// safe for concurrent use.
-type Budget struct{ left atomic.Int64 }
-
-// NewBudget returns a budget of n bytes.
-func NewBudget(n int64) *Budget {
-	b := &Budget{}
-	b.left.Store(n)
-	return b
-}
-
-// Spend takes n bytes (or what is left) without a stream: output that
-// counts against the budget but was not read here, such as a step
-// replayed from a cache.
-func (b *Budget) Spend(n int64) { b.take(n) }
-
-// take grants up to n bytes.
-func (b *Budget) take(n int64) int64 {
-	for {
-		left := b.left.Load()
-		g := min(n, left)
-		if g <= 0 {
-			return 0
-		}
-		if b.left.CompareAndSwap(left, left-g) {
-			return g
-		}
-	}
 }
 
 // Cell is one task of a Shell, made ahead of it: the task process,

@@ -1,0 +1,129 @@
+package svc
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"runtime"
+)
+
+// cacheFormat is part of every key. Bump it when the layer format, what a
+// key covers, or what a replay reproduces changes: old layers then miss.
+const cacheFormat = 1
+
+// keyRoot is the hash every key of a Sandbox with cfg chains from: the
+// format, the namespace, the image, its toolchains, the architecture and
+// every limit.
+func (c *StepCache) keyRoot(cfg *Config) [32]byte {
+	var k keyHash
+	k.init()
+	k.str("svc step cache")
+	k.num(cacheFormat)
+	k.str(c.ns)
+	k.str(c.imageID)
+	k.num(int64(len(c.toolchains)))
+	for _, t := range c.toolchains {
+		k.str(t)
+	}
+	k.str(runtime.GOARCH)
+	// Every field by name; a field added to Limits is covered unasked.
+	k.str(fmt.Sprintf("%+v", cfg.Limits))
+	k.num(cfg.WorkspaceSize)
+	return k.sum()
+}
+
+// chainKeys returns the keys of steps, the leading steps of a plan: each
+// the hash of the previous key (root for the first) and the step's
+// canonical form, so a key names the whole state its step ran in.
+func chainKeys(root [32]byte, steps []stepPlan) []string {
+	keys := make([]string, len(steps))
+	prev := root
+	for i := range steps {
+		var k keyHash
+		k.init()
+		k.h.Write(prev[:])
+		tasks := steps[i].tasks
+		k.num(int64(len(tasks)))
+		for j := range tasks {
+			k.task(&tasks[j])
+		}
+		prev = k.sum()
+		keys[i] = hex.EncodeToString(prev[:])
+	}
+	return keys
+}
+
+// keyHash hashes an unambiguous encoding: each string is preceded by its
+// length.
+type keyHash struct {
+	h   hash.Hash
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (k *keyHash) init()        { k.h = sha256.New() }
+func (k *keyHash) num(v int64)  { k.h.Write(binary.AppendVarint(k.buf[:0], v)) }
+func (k *keyHash) str(s string) { k.num(int64(len(s))); k.h.Write([]byte(s)) }
+
+func (k *keyHash) sum() (s [32]byte) {
+	k.h.Sum(s[:0])
+	return s
+}
+
+// task hashes what makes a task's run: everything but Cache. Files are
+// their content's SHA-256, which is what a file_id is, so an inline file
+// and a stored one with the same bytes are the same. The working dir and
+// the profile are the resolved ones, the profile with the digest of its
+// compiled policy. Of the environment, the task's own env: the fixed one
+// is the same for every task.
+func (k *keyHash) task(t *taskPlan) {
+	k.str(t.Cmd)
+	k.num(int64(len(t.Args)))
+	for _, a := range t.Args {
+		k.str(a)
+	}
+	env := sortedKeys(t.Env)
+	k.num(int64(len(env)))
+	for _, name := range env {
+		k.str(name)
+		k.str(t.Env[name])
+	}
+	k.str(t.Stdin)
+	k.str(t.dir)
+	files := sortedKeys(t.Files)
+	k.num(int64(len(files)))
+	for _, p := range files {
+		k.str(p)
+		f := t.Files[p]
+		if f.FileID != "" {
+			k.str(f.FileID)
+		} else {
+			sum := sha256.Sum256([]byte(f.Content))
+			k.str(hex.EncodeToString(sum[:]))
+		}
+	}
+	k.str(policyIdentity(t.profile))
+}
+
+// cacheable reports whether the task may be stored and replayed: its
+// Cache, else the request's, else true for a legacy request.
+func (t *Task) cacheable(r *Request) bool {
+	if t.Cache != nil {
+		return *t.Cache
+	}
+	return r.Cache || r.Legacy
+}
+
+// leadingCacheable returns the number of steps of the leading run of
+// cacheable steps: a step is cacheable when all its tasks are.
+func (r *Request) leadingCacheable() int {
+	for i, s := range r.Steps {
+		for j := range s.Tasks {
+			if !s.Tasks[j].cacheable(r) {
+				return i
+			}
+		}
+	}
+	return len(r.Steps)
+}

@@ -1,0 +1,478 @@
+package svc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svc-sandbox/svc/internal/cgroup"
+	"github.com/svc-sandbox/svc/internal/initproc"
+	"github.com/svc-sandbox/svc/internal/mount"
+	"github.com/svc-sandbox/svc/internal/runner"
+	"github.com/svc-sandbox/svc/internal/seccomp"
+)
+
+// The identity of a task inside its user namespace. The namespace's root
+// (the init) and this id map to the two host ids of the request's slot.
+const (
+	taskUID = 1000
+	taskGID = 1000
+)
+
+// request is the per-request state: workspace, identity, and the cells
+// built ahead for its tasks. It has no cgroup of its own: each task has
+// one, a child of the service's, whose limits bound the task and what it
+// writes to the workspace and /tmp, which share a tmpfs of a bounded size.
+type request struct {
+	h                *host
+	id               string
+	slot             int // the identity slot
+	dir, ws, tmp     string
+	initUID, taskUID int
+	budget           *runner.Budget
+	ntask            atomic.Int64
+	// limits bound its tasks and size its tmpfs: the Sandbox's limits and
+	// workspace size, or those of the Go build cache's build. own: its
+	// shells are built for it and closed after its tasks, never kept for
+	// another request (their rlimits are its limits').
+	limits Limits
+	size   int64
+	own    bool
+	// goLower is the prepared Go build cache, the lower layer of the
+	// overlay on its /tmp/.gocache; "" for none (see mountGoCache).
+	goLower string
+
+	// building counts the cells being built ahead; close waits for them.
+	building sync.WaitGroup
+	mu       sync.Mutex // guards ready
+	ready    []*cell    // cells built ahead, not yet used
+}
+
+// cell is a task started ahead in a shell of the request's identity
+// slot, with the task's cgroup.
+type cell struct {
+	c     *runner.Cell
+	group *cgroup.Group
+	// stats has the group's statistics files open: the task's result
+	// reads them without opening any.
+	stats *cgroup.StatsReader
+	shell *shell
+	h     *host
+	slot  int
+	// early is the profile whose filter the task process installed
+	// before it said it was ready; "" for none.
+	early Profile
+}
+
+var _ workspace = (*request)(nil)
+
+// identity is the request's identity slot.
+func (rq *request) identity() int { return rq.slot }
+
+// newWorkspace is newRequest, for the platform.
+func (h *host) newWorkspace(id string, slot int) (workspace, error) {
+	rq, err := h.newRequest(id, slot)
+	if err != nil {
+		return nil, err
+	}
+	return rq, nil
+}
+
+// newRequest makes the environment of a request for identity slot slot:
+// its directory, and the tmpfs on it with the workspace and /tmp, with
+// the prepared Go build cache in it once there is one.
+func (h *host) newRequest(id string, slot int) (*request, error) {
+	return h.openRequest(&request{id: id, slot: slot, limits: h.cfg.Limits, size: h.cfg.WorkspaceSize})
+}
+
+// openRequest makes the environment of rq, whose id, slot, limits, size
+// and own are set.
+func (h *host) openRequest(rq *request) (_ *request, err error) {
+	cfg := h.cfg
+	rq.h = h
+	rq.dir = filepath.Join(h.runDir, rq.id)
+	rq.initUID, rq.taskUID = cfg.UIDBase+2*rq.slot, cfg.UIDBase+2*rq.slot+1
+	rq.budget = runner.NewBudget(rq.limits.RequestOutputLimit)
+	rq.ws, rq.tmp = filepath.Join(rq.dir, "svc"), filepath.Join(rq.dir, "tmp")
+	defer func() {
+		if err != nil {
+			rq.close()
+		}
+	}()
+	// One tmpfs holds the workspace and /tmp, bounded together by the
+	// workspace size: one mount and one unmount per request, and each
+	// unmount costs an expedited RCU grace period. Its root is the
+	// request's directory: only root and the request's init (its group)
+	// may pass through it, so other host users cannot reach the
+	// workspace, and the task never needs the host path.
+	if err := os.Mkdir(rq.dir, 0o700); err != nil {
+		return nil, err
+	}
+	inodes := max(1024, rq.size/(16*KiB))
+	data := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0710,uid=0,gid=%d", rq.size, inodes, rq.initUID)
+	if err := unix.Mount("svc-workspace", rq.dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, data); err != nil {
+		return nil, fmt.Errorf("mount workspace %s: %w", rq.dir, err)
+	}
+	for _, d := range []struct {
+		path string
+		mode uint32
+	}{{rq.ws, 0o755}, {rq.tmp, 0o1777}} {
+		if err := unix.Mkdir(d.path, 0); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+		if err := unix.Chown(d.path, rq.taskUID, rq.taskUID); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+		if err := unix.Chmod(d.path, d.mode); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", d.path, err)
+		}
+	}
+	if lower := h.goCacheLower(); lower != "" && !rq.own {
+		if err := rq.mountGoCache(lower); err != nil {
+			return nil, err
+		}
+	}
+	return rq, nil
+}
+
+// prepareWorkspace makes a request's environment and builds the cell of
+// its first task, ahead of demand.
+func (h *host) prepareWorkspace(ctx context.Context, id string, slot int) (workspace, error) {
+	rq, err := h.newRequest(id, slot)
+	if err != nil {
+		return nil, err
+	}
+	c, err := rq.buildCell(ctx, h.expected())
+	if err != nil {
+		rq.close()
+		return nil, err
+	}
+	rq.ready = append(rq.ready, c)
+	return rq, nil
+}
+
+// discardCells ends the task processes made ahead that no task used,
+// once the builds in flight are done, and gives their shells back: no task
+// process of the request outlives it (idle shells' inits stay, with no
+// task in them).
+func (rq *request) discardCells() {
+	rq.building.Wait()
+	rq.mu.Lock()
+	ready := rq.ready
+	rq.ready = nil
+	rq.mu.Unlock()
+	for _, c := range ready {
+		if err := c.close(); err != nil {
+			rq.h.cfg.Logger.Error("discard a cell built ahead", "err", err)
+		}
+	}
+}
+
+// close removes everything of the request: unused cells, its tmpfs and
+// directory.
+func (rq *request) close() error {
+	rq.discardCells()
+	if err := unix.Unmount(rq.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", rq.dir, err)
+	}
+	// Unmounted, the directory is the empty one made for the mount point.
+	return removeEmpty(rq.dir)
+}
+
+// removeEmpty removes dir, an empty directory, with one rmdir; if that
+// fails (something was left in it), it removes dir with everything in it.
+func removeEmpty(dir string) error {
+	if err := unix.Rmdir(dir); err != nil && err != unix.ENOENT {
+		return os.RemoveAll(dir)
+	}
+	return nil
+}
+
+// cellSpec is the sandbox the request's shells are built with.
+func (rq *request) cellSpec() initproc.CellSpec {
+	l := rq.limits
+	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
+	return initproc.CellSpec{
+		BaseFilter:  rq.h.base,
+		BaseWatched: rq.h.baseWatched,
+		Mounts:      rq.h.shellPlan,
+		Hostname:    "svc",
+		UID:         taskUID,
+		GID:         taskGID,
+		Rlimits: []initproc.Rlimit{
+			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
+			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(rq.size), Hard: uint64(rq.size)},
+			{Resource: unix.RLIMIT_NOFILE, Soft: 1024, Hard: 1024},
+			{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
+			{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
+		},
+	}
+}
+
+// buildCell takes a shell of the request's identity slot, makes the task
+// cgroup with the task limits and starts the task process in them, for a
+// task of profile: its filter installed already where the profile allows
+// (host.early).
+func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err error) {
+	l := rq.limits
+	sh, err := rq.h.takeShell(ctx, rq)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		tg    *cgroup.Group
+		stats *cgroup.StatsReader
+	)
+	// On a failure, what was made goes, in cell.close's order; the shell
+	// is given back unless it had to go.
+	defer func() {
+		if err == nil {
+			return
+		}
+		if stats != nil {
+			stats.Close()
+		}
+		if sh != nil {
+			err = errors.Join(err, rq.h.putShell(rq.slot, sh))
+		}
+		if tg != nil {
+			err = errors.Join(err, tg.Remove())
+		}
+	}()
+	name := fmt.Sprintf("%s-t%d", rq.id, rq.ntask.Add(1))
+	if sh.share != nil {
+		tg, err = rq.h.service.ChildSharing(name, sh.share.Group(), "cpu", "cpuacct")
+	} else {
+		tg, err = rq.h.service.Child(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	limits := cgroup.Limits{
+		MemoryMax: l.MemoryMax,
+		PidsMax:   l.PidsMax, // the task's processes alone: the init stays out
+		CPUQuota:  l.CPUMax.Quota,
+		CPUPeriod: l.CPUMax.Period,
+	}
+	if sh.share != nil {
+		// The shell's: its quota is written anew as the task's
+		// accounting starts, which ends any throttled period the
+		// shell's last task left.
+		limits.CPUQuota, limits.CPUPeriod = 0, 0
+	}
+	if err := tg.SetLimits(limits); err != nil {
+		return nil, err
+	}
+	if sh.share != nil {
+		stats, err = tg.OpenStatsShared(sh.share)
+	} else {
+		stats, err = tg.OpenStats()
+	}
+	if err != nil {
+		return nil, err
+	}
+	procs, err := stats.OpenProcs()
+	if err != nil {
+		return nil, err
+	}
+	f, ok := rq.h.filters[profile]
+	if !ok {
+		return nil, fmt.Errorf("sandbox: no seccomp program for profile %q", profile)
+	}
+	task := &runner.ShellTask{
+		CgroupProcs: procs,
+		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
+		Mounts:      rq.h.taskMounts,
+	}
+	if f.early {
+		task.Filter = f.prog
+		if f.watched != nil && rq.h.watch.Load() {
+			task.Filter, task.Watched = f.watched, true
+		}
+	}
+	c, err := sh.Cell(ctx, task)
+	if errors.Is(err, runner.ErrListener) && rq.h.watch.Swap(false) {
+		// The kernel or a security module refuses what watchable could
+		// not try: from now on filters are not watched, and the
+		// namespace of every task that could make sockets is read.
+		rq.h.cfg.Logger.Error("filters not watched from now on: the task process's listener could not be taken", "err", err)
+	}
+	if err != nil {
+		// The shell may hold half a task: it goes.
+		err = errors.Join(err, sh.close())
+		sh = nil
+		return nil, err
+	}
+	cl := &cell{c: c, group: tg, stats: stats, shell: sh, h: rq.h, slot: rq.slot}
+	if f.early {
+		cl.early = profile
+	}
+	return cl, nil
+}
+
+// close ends the cell's task if unused, gives its shell back and removes
+// its cgroup.
+func (c *cell) close() error {
+	err := c.c.Close()
+	// The reader first: it may hold the shell's files, which go with the
+	// shell to its next task or with its close.
+	c.stats.Close()
+	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
+	return errors.Join(err, c.group.Remove())
+}
+
+// prepare builds the cells of the request's coming tasks in the
+// background.
+func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
+	for _, t := range tasks {
+		profile := t.profile
+		rq.building.Go(func() {
+			c, err := rq.buildCell(ctx, profile)
+			if err != nil {
+				return // the task builds its own and reports the error
+			}
+			rq.mu.Lock()
+			rq.ready = append(rq.ready, c)
+			rq.mu.Unlock()
+		})
+	}
+}
+
+// takeCell returns a cell built ahead for a task of profile (its filter
+// installed, or none), or builds one. A cell whose task process installed
+// another profile's filter serves no task of this one: it stays for
+// another task, or is discarded with the request.
+func (rq *request) takeCell(ctx context.Context, profile Profile) (*cell, error) {
+	rq.mu.Lock()
+	for i := len(rq.ready) - 1; i >= 0; i-- {
+		if c := rq.ready[i]; c.early == profile || c.early == "" {
+			rq.ready = slices.Delete(rq.ready, i, i+1)
+			rq.mu.Unlock()
+			return c, nil
+		}
+	}
+	rq.mu.Unlock()
+	return rq.buildCell(ctx, profile)
+}
+
+// runStep places the files of every task of the step, then runs its tasks
+// concurrently. stored holds the open stored files of the request.
+func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFiles) (StepResult, error) {
+	sr := StepResult{Parallel: step.parallel, Results: make([]Result, len(step.tasks))}
+	errs := make([]error, len(step.tasks))
+	var wg sync.WaitGroup
+	for i, t := range step.tasks {
+		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
+			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
+		}
+	}
+	// Only once every file is in place does any task of the step start;
+	// a step of one runs it in this goroutine.
+	for i := range step.tasks {
+		t := &step.tasks[i]
+		switch {
+		case sr.Results[i].Outcome != "":
+		case len(step.tasks) == 1:
+			sr.Results[i], errs[i] = rq.runTask(ctx, t)
+		default:
+			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
+		}
+	}
+	wg.Wait()
+	return sr, errors.Join(errs...)
+}
+
+// runTask runs t in a cell of the request: one built ahead for it, or one
+// built now. Its resolved profile, working dir, environment and limits are
+// the plan's.
+func (rq *request) runTask(ctx context.Context, t *taskPlan) (Result, error) {
+	profile, l := t.profile, t.limits
+	c, err := rq.takeCell(ctx, profile)
+	if err != nil {
+		return Result{}, err
+	}
+	// The cell goes off the critical path: the task's mounts are undone,
+	// its shell given back and its cgroup removed after the result is out.
+	defer rq.h.background(func() {
+		if err := c.close(); err != nil {
+			rq.h.cfg.Logger.Error("task cleanup", "err", err)
+		}
+	})
+	var filter []byte // none if installed already
+	if c.early != profile {
+		f, ok := rq.h.filters[profile]
+		if !ok {
+			return Result{}, fmt.Errorf("sandbox: no seccomp program for profile %q", profile)
+		}
+		filter = f.prog
+	}
+	rt := &runner.Task{
+		Spec: initproc.TaskSpec{
+			Dir:    t.dir,
+			Cmd:    t.Cmd,
+			Args:   append([]string{t.Cmd}, t.Args...),
+			Env:    t.env,
+			Filter: filter,
+		},
+		Stdin:       t.Stdin,
+		WallTimeout: l.WallTimeout,
+		CPULimit:    l.CPUTimeLimit,
+		CPURate:     rq.h.cpuRate,
+		CPUUsage:    c.group.CPUUsage,
+		OutputLimit: l.OutputLimit,
+		Budget:      rq.budget,
+		NoSockets:   refusesSockets(profile),
+		Allows:      rq.h.allows[profile],
+	}
+	rr, err := c.c.Run(ctx, rt)
+	if err != nil {
+		return Result{}, err
+	}
+	if rr.Cancelled {
+		return Result{}, context.Cause(ctx)
+	}
+	switch {
+	case rr.Report.SetupError != "":
+		return Result{}, fmt.Errorf("sandbox init: %s", rr.Report.SetupError)
+	case rr.Report.WorkdirError != "":
+		return Result{Outcome: OutcomeInfrastructureFailure, Error: rr.Report.WorkdirError}, nil
+	case !rr.Report.Exited && !rr.Killed():
+		return Result{}, errors.New("sandbox init ended before its task did")
+	}
+	st, err := c.stats.Stats()
+	if err != nil {
+		return Result{}, err
+	}
+	r := result(rr, st)
+	r.Stats.DeniedSyscalls = deniedSyscalls(profile, rr)
+	return r, nil
+}
+
+// deniedSyscalls names the calls the task's allowlist refused: nil where
+// no listener saw them, and none ever under a v1 profile, which refuses
+// nothing it does not kill (clone3's refusal is no allowlist's).
+func deniedSyscalls(p Profile, rr *runner.Result) map[string]int64 {
+	if !rr.Watched && strings.HasSuffix(string(p), "_v2") {
+		return nil
+	}
+	m := make(map[string]int64, len(rr.Denied))
+	for nr, n := range rr.Denied {
+		m[seccomp.CallName(nr)] += n
+	}
+	return m
+}
+
+// refusesSockets reports whether tasks under p can make no socket.
+func refusesSockets(p Profile) bool {
+	sp, err := seccomp.Lookup(string(p))
+	return err == nil && sp.RefusesSockets()
+}
