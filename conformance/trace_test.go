@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -17,6 +18,9 @@ func traceArgv(argv []string, out string) []string {
 	return append([]string{"strace", "-f", "-qq", "-c", "-U", "name", "-o", out, "--"}, argv...)
 }
 
+// callName is what a system call's name looks like.
+var callName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
 // readTrace returns the call names of a strace -c -U name summary, sorted.
 func readTrace(path string) ([]string, error) {
 	f, err := os.Open(path)
@@ -28,7 +32,9 @@ func readTrace(path string) ([]string, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name := strings.TrimSpace(sc.Text())
-		if name == "" || name == "syscall" || name == "total" || strings.HasPrefix(name, "-") {
+		// strace -c also writes what it saw of processes that went
+		// ("<detached ...>"): only call names count.
+		if !callName.MatchString(name) || name == "syscall" || name == "total" {
 			continue
 		}
 		calls = append(calls, name)

@@ -269,7 +269,9 @@ func traceCorpus(work string, calls map[string][]string) (int, error) {
 		name, rest, _ := strings.Cut(line, " ")
 		cases[name] = true
 		for _, c := range strings.Fields(rest) {
-			calls[c] = append(calls[c], "conformance/"+name)
+			if callName.MatchString(c) {
+				calls[c] = append(calls[c], "conformance/"+name)
+			}
 		}
 	}
 	return len(cases), nil
@@ -302,6 +304,9 @@ func trace(work string, env []string, cred *syscall.Credential, w workload) ([]s
 	}
 	return parse(data)
 }
+
+// callName is what a system call's name looks like.
+var callName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // A strace -f line: "PID name(" or "PID <... name resumed>"; strace names
 // calls it does not know "syscall_0x1d3".
