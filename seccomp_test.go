@@ -42,7 +42,9 @@ var dangerousSet = []string{
 // other modes print "ok ..." or the errno name and exit 0.
 const probeSrc = `#define _GNU_SOURCE
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -175,6 +177,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "socket-unix"))
 		return result(socket(AF_UNIX, SOCK_STREAM, 0), "unix");
+	if (!strcmp(mode, "own-filter")) {
+		/* A filter of the task's own that allows everything: the
+		 * sandbox's filters still decide, and unshare kills. */
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog prog = {.len = 1, .filter = &allow};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			return result(-1, "seccomp");
+		syscall(SYS_unshare, 0);
+		return 42;
+	}
 	if (!strcmp(mode, "clock_settime")) { /* allowed, with no privilege to use */
 		struct timespec ts = {0};
 		return result(syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), "clock_settime");
@@ -249,6 +261,7 @@ func probeCases() []probeCase {
 	for _, m := range []string{
 		"x32", "int80", "clone-newuser", "clone-newnet", "clone-newipc",
 		"handler-unshare", "handler-ptrace", "handler-x32", "handler-int80", "handler-clone-newuser",
+		"own-filter",
 	} {
 		cs = append(cs, probeCase{m, killAll})
 	}
