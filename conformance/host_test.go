@@ -186,8 +186,12 @@ func (h *hostDir) run(argv []string, stdin string, timeout time.Duration, trace 
 	cmd := &exec.Cmd{
 		Path: path, Args: argv, Dir: h.work, Env: h.env(),
 		Stdin: pr, Stdout: outs[0], Stderr: outs[1],
+		// A session of its own, as the sandbox's task has one with a
+		// visible leader: where the test itself runs in a session
+		// led from outside its pid namespace (a CI container),
+		// getsid would answer 0.
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:    true,
+			Setsid:     true,
 			Credential: &syscall.Credential{Uid: hostID, Gid: hostID, Groups: []uint32{}},
 		},
 	}
