@@ -3,9 +3,10 @@
 // Debian's interpreters: /usr/bin/python3 and, when installed,
 // /usr/bin/pypy3 (Python 3.9, the oldest the client supports).
 //
-// The Python tests of the extensions of API.md (per-task limits,
-// outputs, stdin_from) run when SVC_PY_EXTENSIONS=1, or by default once
-// extensionsByDefault is true; SVC_PY_EXTENSIONS=0 turns them off.
+// The Python tests of the extensions of API.md (per-task limits, outputs,
+// stdin_from) run for the extensions that SVC_PY_EXTENSIONS names ("1":
+// all, "0": none, or a list such as "limits,outputs"), and without it for
+// those of extensionsByDefault.
 package python_test
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,20 +26,35 @@ import (
 	"github.com/svc-sandbox/svc/svctest"
 )
 
-// extensionsByDefault runs the Python tests of the extensions without
-// SVC_PY_EXTENSIONS set: true once the server has per-task limits,
-// outputs and stdin_from.
-const extensionsByDefault = false
+// extensionsByDefault are the extensions whose Python tests run when
+// SVC_PY_EXTENSIONS is not set, as SVC_PY_EXTENSIONS spells them: add
+// each ("limits", "outputs", "stdin_from"; "1" for all) once the server
+// has it.
+const extensionsByDefault = "0"
 
-// extensions reports whether the tests of the extensions run.
-func extensions() bool {
-	switch os.Getenv("SVC_PY_EXTENSIONS") {
-	case "1":
-		return true
-	case "0":
-		return false
+// allExtensions are the extensions test_svc_client.py knows.
+var allExtensions = []string{"limits", "outputs", "stdin_from"}
+
+// extensions returns the setting passed on as SVC_PY_EXTENSIONS and the
+// extensions it turns on.
+func extensions() (string, []string) {
+	v, ok := os.LookupEnv("SVC_PY_EXTENSIONS")
+	if !ok {
+		v = extensionsByDefault
 	}
-	return extensionsByDefault
+	switch v = strings.TrimSpace(v); v {
+	case "1":
+		return v, allExtensions
+	case "0", "":
+		return "0", nil
+	}
+	var on []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			on = append(on, e)
+		}
+	}
+	return v, on
 }
 
 // interpreters returns the Python interpreters to test with: Debian's
@@ -75,11 +92,9 @@ func TestPythonClient(t *testing.T) {
 				"SVC_URL=" + std.URL, "SVC_KEY=" + std.Key,
 				"SVC_BUSY_URL=" + busy.URL, "SVC_BUSY_KEY=" + busy.Key,
 				"SVC_RATE_URL=" + rate.URL, "SVC_RATE_KEYS=" + strings.Join(keys, ","),
-				"SVC_PY_EXTENSIONS=0",
 			}
-			if extensions() {
-				env[len(env)-1] = "SVC_PY_EXTENSIONS=1"
-			}
+			ext, _ := extensions()
+			env = append(env, "SVC_PY_EXTENSIONS="+ext)
 			out := runPython(t, py, ".", env, "-m", "unittest", "-v", "test_svc_client")
 			checkSkips(t, out)
 			t.Log(summary(out))
@@ -90,19 +105,31 @@ func TestPythonClient(t *testing.T) {
 // skipped matches a test that unittest -v reports as skipped, and why.
 var skipped = regexp.MustCompile(`(?m)^(test\w+) \(.*\) \.\.\. skipped '(.*)'$`)
 
-// checkSkips fails the test when a Python test was skipped for another
-// reason than the extensions being off: every server test must have run.
+// checkSkips fails the test unless the Python tests that were skipped
+// are exactly one for each extension that is off: every other test must
+// have run against the servers.
 func checkSkips(t *testing.T, out string) {
 	t.Helper()
-	n := 0
+	_, on := extensions()
+	var off []string
 	for _, m := range skipped.FindAllStringSubmatch(out, -1) {
-		n++
-		if extensions() || !strings.Contains(m[2], "SVC_PY_EXTENSIONS") {
+		name, ok := strings.CutPrefix(m[2], "SVC_PY_EXTENSIONS does not name ")
+		name, _, _ = strings.Cut(name, ":")
+		if !ok || slices.Contains(on, name) {
 			t.Errorf("%s skipped: %s", m[1], m[2])
+			continue
+		}
+		off = append(off, name)
+	}
+	var want []string
+	for _, e := range allExtensions {
+		if !slices.Contains(on, e) {
+			want = append(want, e)
 		}
 	}
-	if !extensions() && n == 0 {
-		t.Errorf("no test of the extensions was skipped, though they are off:\n%s", out)
+	slices.Sort(off)
+	if !slices.Equal(off, want) {
+		t.Errorf("skipped the tests of the extensions %q, want %q", off, want)
 	}
 }
 

@@ -478,7 +478,8 @@ class Client:
         """Run ``steps`` as one request and return its list of step
         results; ``options`` are those of :meth:`execute`."""
         resp = self.execute(list(steps), **options)
-        return resp if options.get("legacy") else resp["results"]
+        results: List[Any] = resp if options.get("legacy") else resp["results"]
+        return results
 
     def _execute(self, body: bytes, legacy: bool, affinity: str = "") -> Any:
         resp = self._call("POST", "/execute", body, "application/json", affinity=affinity)
@@ -634,7 +635,8 @@ class Client:
         data = _json(self._call("GET", "/file"), "GET", "/file")
         if not isinstance(data, dict) or not isinstance(data.get("files"), list):
             raise SvcError("internal_error", "GET /file: the answer is not a file list")
-        return data["files"]
+        files: List[Dict[str, Any]] = data["files"]
+        return files
 
     def delete(self, ref: FileRef) -> None:
         """Delete the stored file ``ref`` (DELETE /file/{id}) and forget
@@ -737,7 +739,7 @@ class Client:
         """The wait before the n-th retry (from 1) without a Retry-After:
         min_delay doubled n-1 times, capped at max_delay, drawn from its
         upper half."""
-        d = min(self.min_delay * (2 ** (n - 1)), self.max_delay)
+        d = float(min(self.min_delay * 2 ** (n - 1), self.max_delay))
         return d / 2 + random.uniform(0, d / 2)
 
     def _attempt(
