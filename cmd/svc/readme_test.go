@@ -9,14 +9,15 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the settings table of README.md from the settings of svc serve")
+var update = flag.Bool("update", false, "rewrite the settings table of docs/configuration.md from the settings of svc serve")
 
 const (
-	tableStart = "<!-- settings table: generated from cmd/svc/settings.go; go test ./cmd/svc -run TestReadmeSettings -update rewrites it -->"
+	tableStart = "<!-- settings table: generated from cmd/svc/settings.go; go test ./cmd/svc -run TestDocsSettings -update rewrites it -->"
 	tableEnd   = "<!-- end of settings table -->"
 )
 
-// settingsTable renders every setting as the README's markdown table.
+// settingsTable renders every setting as the markdown table of
+// docs/configuration.md.
 func settingsTable() string {
 	var b strings.Builder
 	b.WriteString("| Variable | Flag | Default | Meaning | Used by |\n|---|---|---|---|---|\n")
@@ -39,23 +40,22 @@ func settingsTable() string {
 	return b.String()
 }
 
-// TestReadmeSettings checks that README.md's configuration table is the
-// one the settings of svc serve make, so that it cannot drift; -update
-// rewrites it.
-func TestReadmeSettings(t *testing.T) {
-	const path = "../../README.md"
+// TestDocsSettings checks that the settings table of
+// docs/configuration.md is the one the settings of svc serve make, so
+// that it cannot drift; -update rewrites it.
+func TestDocsSettings(t *testing.T) {
+	const path = "../../docs/configuration.md"
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	before, rest, ok := strings.Cut(readme, tableStart)
+	before, rest, ok := strings.Cut(string(b), tableStart)
 	if !ok {
-		t.Fatalf("README.md has no line %s", tableStart)
+		t.Fatalf("%s has no line %s", path, tableStart)
 	}
 	table, after, ok := strings.Cut(rest, tableEnd)
 	if !ok {
-		t.Fatalf("README.md has no line %s", tableEnd)
+		t.Fatalf("%s has no line %s", path, tableEnd)
 	}
 	want := "\n" + settingsTable()
 	if table == want {
@@ -65,9 +65,9 @@ func TestReadmeSettings(t *testing.T) {
 		if err := os.WriteFile(path, []byte(before+tableStart+want+tableEnd+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("README.md: settings table rewritten")
+		t.Logf("%s: settings table rewritten", path)
 		return
 	}
-	t.Errorf("README.md's settings table differs from the settings of svc serve; "+
-		"go test ./cmd/svc -run TestReadmeSettings -update rewrites it. Want:\n%s", want)
+	t.Errorf("the settings table of %s differs from the settings of svc serve; "+
+		"go test ./cmd/svc -run TestDocsSettings -update rewrites it. Want:\n%s", path, want)
 }
