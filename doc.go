@@ -30,11 +30,11 @@
 // removes whatever a crashed instance with the same state directory left
 // (processes, cgroups, mounts, workspaces), locks the state directory and
 // starts preparing requests ahead of demand: a few (a quarter of
-// Limits.MaxConcurrency, from 1 to 4) wait with their workspace (two
-// size-limited tmpfs) and the sandbox of their first task built (its
-// cgroup, a child of the service's, with the task's limits), its task
-// process forked and waiting for its command. Each is used by one request
-// and never reused.
+// Limits.MaxConcurrency, from 1 to 4) wait with their workspace (one
+// size-limited tmpfs holding /svc and /tmp) and the sandbox of their
+// first task built (its cgroup, a child of the service's, with the task's
+// limits), its task process forked and waiting for its command. Each is
+// used by one request and never reused.
 //
 // [Sandbox.Run] validates the request, takes as many task slots as its
 // widest step has tasks (none free: capacity_exhausted), takes a prepared
