@@ -1,0 +1,150 @@
+package svc
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Collected outputs: decoding, validation and the JSON of a result's
+// outputs, without a sandbox.
+
+func TestDecodeOutputs(t *testing.T) {
+	task := func(fields string) string { return `{"steps":[{"cmd":"a",` + fields + `}]}` }
+	for _, tt := range []struct{ name, body, want string }{
+		{"string", task(`"outputs":"out.txt"`), "steps[0].outputs: expected an array of strings"},
+		{"object", task(`"outputs":{"out.txt":true}`), "steps[0].outputs: expected an array of strings"},
+		{"number element", task(`"outputs":["a",1]`), "steps[0].outputs[1]: expected a string"},
+		{"null element", task(`"outputs":[null]`), "steps[0].outputs[0]: expected a string"},
+		{"array element", `{"steps":[{"cmd":"a"},[{"cmd":"b"},{"cmd":"c","outputs":["x",["y"]]}]]}`, "steps[1][1].outputs[1]: expected a string"},
+		{"duplicate field", task(`"outputs":[],"outputs":[]`), `steps[0]: duplicate field "outputs"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeRequest(strings.NewReader(tt.body))
+			wantInvalid(t, err, tt.want)
+		})
+	}
+	for _, tt := range []struct {
+		body string
+		want []string
+	}{
+		{task(`"outputs":["out.txt","d/x"]`), []string{"out.txt", "d/x"}},
+		{task(`"outputs":[]`), nil},
+		{task(`"outputs":null`), nil},
+	} {
+		req, err := DecodeRequest(strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.body, err)
+		}
+		if got := req.Steps[0].Tasks[0].Outputs; !slices.Equal(got, tt.want) {
+			t.Errorf("%s: outputs %q, want %q", tt.body, got, tt.want)
+		}
+		roundTrip(t, req)
+	}
+}
+
+func TestValidateOutputs(t *testing.T) {
+	paths := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("out%d.txt", i)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name    string
+		outputs []string
+		msg     string
+	}{
+		{"33 paths", paths(33), "steps[0].outputs: 33 paths; at most 32 are allowed"},
+		{"dot dot", []string{"a", "../etc/passwd"}, "steps[0].outputs[1]: path escapes the workspace"},
+		{"dot dot inside", []string{"a/../b"}, "steps[0].outputs[0]: path escapes the workspace"},
+		{"absolute", []string{"/etc/shadow"}, "steps[0].outputs[0]: absolute path; files are relative to the workspace"},
+		{"empty", []string{""}, "steps[0].outputs[0]: empty path"},
+		{"the workspace", []string{"./"}, "steps[0].outputs[0]: path names the workspace itself"},
+		{"NUL", []string{"a\x00b"}, "steps[0].outputs[0]: path contains a NUL byte"},
+		{"duplicate", []string{"a", "b", "a"}, "steps[0].outputs[2]: same path as steps[0].outputs[0]"},
+		{"duplicate once normalized", []string{"d/x", "./d//x/"}, "steps[0].outputs[1]: same path as steps[0].outputs[0]"},
+		{"long component", []string{strings.Repeat("x", 256)}, "steps[0].outputs[0]: path component longer than 255 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := one(Task{Cmd: "a", Outputs: tt.outputs}).Validate(DefaultLimits(), Profiles())
+			wantInvalid(t, err, tt.msg)
+		})
+	}
+	t.Run("in a parallel step", func(t *testing.T) {
+		r := &Request{Steps: []Step{Single(Task{Cmd: "a"}), Parallel(Task{Cmd: "b"}, Task{Cmd: "c", Outputs: []string{"/x"}})}}
+		wantInvalid(t, r.Validate(DefaultLimits(), Profiles()), "steps[1][1].outputs[0]: absolute path")
+	})
+
+	t.Run("32 paths", func(t *testing.T) {
+		if err := one(Task{Cmd: "a", Outputs: paths(32)}).Validate(DefaultLimits(), Profiles()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("normalized in a new slice", func(t *testing.T) {
+		caller := []string{"./out.txt", "d//x/", "plain"}
+		r := one(Task{Cmd: "a", Outputs: caller})
+		if err := r.Validate(DefaultLimits(), Profiles()); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := r.Steps[0].Tasks[0].Outputs, []string{"out.txt", "d/x", "plain"}; !slices.Equal(got, want) {
+			t.Errorf("outputs %q, want %q", got, want)
+		}
+		if want := []string{"./out.txt", "d//x/", "plain"}; !slices.Equal(caller, want) {
+			t.Errorf("the caller's slice was modified: %q", caller)
+		}
+		clean := []string{"a", "b/c"}
+		r = one(Task{Cmd: "a", Outputs: clean})
+		if err := r.Validate(DefaultLimits(), Profiles()); err != nil {
+			t.Fatal(err)
+		}
+		if &r.Steps[0].Tasks[0].Outputs[0] != &clean[0] {
+			t.Error("paths in normal form got a new slice")
+		}
+	})
+}
+
+func TestOutputsJSON(t *testing.T) {
+	id := testFileID
+	r := Result{Outcome: OutcomeExited, Outputs: map[string]OutputFile{
+		"out.txt":     {FileID: id, Size: 12},
+		"empty":       {FileID: id, Size: 0},
+		"missing.txt": {Error: OutputNotFound},
+		"d":           {Error: OutputNotRegular},
+	}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"outputs":{"d":{"error":"not_regular"},"empty":{"file_id":"` + id + `","size":0},` +
+		`"missing.txt":{"error":"not_found"},"out.txt":{"file_id":"` + id + `","size":12}}`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("result JSON %s\nwant it to contain %s", b, want)
+	}
+	var back Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, r) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back, r)
+	}
+
+	// No outputs: no field, in either shape; a not-run result never has one.
+	for _, r := range []Result{
+		{Outcome: OutcomeExited},
+		{Outcome: OutcomeExited, Outputs: map[string]OutputFile{}},
+		{Outcome: OutcomeNotStarted, Error: "skipped", Outputs: map[string]OutputFile{"a": {Error: OutputNotFound}}},
+	} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "outputs") {
+			t.Errorf("%+v encodes as %s", r, b)
+		}
+	}
+}
