@@ -148,3 +148,37 @@ func TestOutputsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestStepKeysOutputs: outputs are part of a step's key when a task has
+// some, whatever their order or spelling; a task without outputs keeps
+// the key it had before outputs existed (TestStepKeysGolden), and so does
+// one with an empty list.
+func TestStepKeysOutputs(t *testing.T) {
+	const echo = `{"cmd": "echo", "args": ["hi"]`
+	keys := func(outputs string) []string {
+		return goldenKeys(t, `{"cache": true, "steps": [`+echo+outputs+`}]}`)
+	}
+	if got := keys(""); !slices.Equal(got, []string{keyEcho}) {
+		t.Fatalf("no outputs: %q, want the golden %s", got, keyEcho)
+	}
+	if got := keys(`, "outputs": []`); !slices.Equal(got, []string{keyEcho}) {
+		t.Errorf("empty outputs: %q, want the golden %s", got, keyEcho)
+	}
+	// Pinned like the golden keys: changing it is a cache format change.
+	const keyEchoOut = "37fae4ec33bf64deb997711015d2e2cec5f1a13210234bc47dc5b9862d83300b"
+	with := keys(`, "outputs": ["out.txt", "d/x"]`)
+	if slices.Equal(with, []string{keyEcho}) {
+		t.Fatal("outputs do not change the key")
+	}
+	if !slices.Equal(with, []string{keyEchoOut}) {
+		t.Errorf("outputs out.txt and d/x: key %q, want %s", with, keyEchoOut)
+	}
+	for _, o := range []string{`, "outputs": ["d/x", "out.txt"]`, `, "outputs": ["./out.txt", "d//x/"]`} {
+		if got := keys(o); !slices.Equal(got, with) {
+			t.Errorf("%s: key %q, want %q", o, got, with)
+		}
+	}
+	if got := keys(`, "outputs": ["out.txt"]`); slices.Equal(got, with) {
+		t.Error("one output less has the same key")
+	}
+}
