@@ -1,12 +1,15 @@
 package svc
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Collected outputs: decoding, validation and the JSON of a result's
@@ -180,5 +183,125 @@ func TestStepKeysOutputs(t *testing.T) {
 	}
 	if got := keys(`, "outputs": ["out.txt"]`); slices.Equal(got, with) {
 		t.Error("one output less has the same key")
+	}
+}
+
+// hugeWorkspace is a fake workspace whose output "huge" is a file of 100
+// GiB that must never be read.
+type hugeWorkspace struct {
+	*fakeWorkspace
+	t *testing.T
+}
+
+func (w hugeWorkspace) openOutput(p string) (outputReader, int64, error) {
+	if p == "huge" {
+		return failReader{w.t}, 100 * GiB, nil
+	}
+	return w.fakeWorkspace.openOutput(p)
+}
+
+type failReader struct{ t *testing.T }
+
+func (r failReader) ReadAt([]byte, int64) (int, error) {
+	r.t.Error("a file over the limit was read")
+	return 0, io.EOF
+}
+
+func (failReader) Close() error { return nil }
+
+// TestCollectOutputsBySize: a file over the limit is too_large by its
+// size, without a byte read; the limit is the smaller of the Sandbox's
+// and the file store's.
+func TestCollectOutputsBySize(t *testing.T) {
+	files, err := OpenFileStore(FileStoreConfig{Dir: t.TempDir(), MaxUploadBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	cfg, err := Config{Files: files, Limits: Limits{UploadFileLimit: 20}}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sandbox{cfg: cfg, limits: cfg.Limits, log: cfg.Logger}
+	ws := hugeWorkspace{newFakeWorkspace(), t}
+	ws.write("ten", "0123456789")
+	ws.write("eleven", "0123456789a")
+	step := &stepPlan{tasks: []taskPlan{{Task: &Task{Cmd: "x", Outputs: []string{"huge", "ten", "eleven", "none"}}}}}
+	sr := StepResult{Results: []Result{{Outcome: OutcomeExited}}}
+	if err := s.collectOutputs(context.Background(), ws, step, &sr); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]OutputFile{
+		"huge":   {Error: OutputTooLarge},
+		"ten":    {FileID: sha256Hex("0123456789"), Size: 10},
+		"eleven": {Error: OutputTooLarge},
+		"none":   {Error: OutputNotFound},
+	}
+	if got := sr.Results[0].Outputs; !reflect.DeepEqual(got, want) {
+		t.Errorf("outputs %v, want %v", got, want)
+	}
+}
+
+// TestCacheWalkOutputs: a step with outputs is stored with a layer that
+// holds nothing of them (its results have no outputs: what the store
+// said is not the layer's to keep), and its replay reads them again from
+// the workspace the layer leaves, storing them where the store lacks
+// them.
+func TestCacheWalkOutputs(t *testing.T) {
+	c := testCache(t, CacheConfig{})
+	files, err := OpenFileStore(FileStoreConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	cfg, err := Config{Cache: c, Files: files}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sandbox{cfg: cfg, limits: cfg.Limits, log: cfg.Logger}
+	s.closing, s.close = context.WithCancelCause(context.Background())
+	ctx := context.Background()
+	run := func(ws *fakeWorkspace) (*Response, *plan) {
+		t.Helper()
+		req := &Request{Cache: true, Steps: []Step{
+			Single(Task{Cmd: "write", Args: []string{"a.txt", "A"}, Outputs: []string{"a.txt", "b.txt"}}),
+		}}
+		p, err := s.plan(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.close()
+		ex, err := s.execute(ctx, ws, p, time.Now().Add(time.Minute))
+		resp, err := s.answer(ctx, ctx, req, ex, err)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, p
+	}
+	want := map[string]OutputFile{"a.txt": {FileID: sha256Hex("A"), Size: 1}, "b.txt": {Error: OutputNotFound}}
+
+	resp, p := run(newFakeWorkspace())
+	if got := resp.Results[0].Results[0].Outputs; resp.Cache.StoredSteps != 1 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("run: %+v, outputs %v", resp.Cache, got)
+	}
+	l, blob := c.lookup(ctx, p.keys[0], 1)
+	if l == nil {
+		t.Fatal("no layer")
+	}
+	blob.Close()
+	if l.results[0].Outputs != nil {
+		t.Errorf("the layer's results hold outputs: %v", l.results[0].Outputs)
+	}
+
+	if err := files.Delete(sha256Hex("A")); err != nil {
+		t.Fatal(err)
+	}
+	ws := newFakeWorkspace()
+	resp, _ = run(ws)
+	if got := resp.Results[0].Results[0].Outputs; resp.Cache.ReplayedSteps != 1 || len(ws.ran) != 0 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("replay: %+v, ran %q, outputs %v", resp.Cache, ws.ran, got)
+	}
+	if _, err := files.Stat(sha256Hex("A")); err != nil {
+		t.Errorf("the replay did not store the output again: %v", err)
 	}
 }
