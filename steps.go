@@ -81,11 +81,14 @@ type Task struct {
 	SandboxProfile Profile `json:"sandbox_profile,omitempty"`
 	// Cache declares the task deterministic; nil takes Request.Cache.
 	Cache *bool `json:"cache,omitempty"`
-	// Outputs are workspace-relative paths of files the task leaves
-	// behind, at most [MaxOutputs]. After the step's tasks have all
-	// ended, each is read without following a symlink at any component
-	// and kept in the file store ([Config].Files), and the result's
-	// Outputs say where. Validate normalizes them like Files keys.
+	// Outputs are paths of files the task leaves behind, relative to
+	// the workspace (/svc) whatever the working dir, at most
+	// [MaxOutputs]. After the step's tasks have all ended, whatever
+	// their outcome, each is read without following a symlink at any
+	// component and kept in the file store ([Config].Files) like an
+	// upload, named by its base name; the result's Outputs say where.
+	// Validate normalizes them like Files keys. A replayed step has the
+	// same outputs, read again from the workspace the replay leaves.
 	Outputs []string `json:"outputs,omitempty"`
 }
 
