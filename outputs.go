@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 )
 
 // Collected outputs (Task.Outputs): after a step's tasks have all ended,
@@ -110,4 +111,19 @@ func (s *Sandbox) collectOutput(ctx context.Context, ws workspace, p string) (Ou
 	// Logged by the store when it failed itself; the read may have.
 	s.log.Error("outputs: keep a file in the file store", "path", p, "err", err)
 	return OutputFile{Error: OutputStoreFull}, nil
+}
+
+// withoutOutputs returns rs with no Outputs, as a layer stores results:
+// what the file store said is not the layer's to keep. (A step's outputs
+// are collected after its layer is stored; this holds whatever the
+// order.)
+func withoutOutputs(rs []Result) []Result {
+	if !slices.ContainsFunc(rs, func(r Result) bool { return r.Outputs != nil }) {
+		return rs
+	}
+	out := slices.Clone(rs)
+	for i := range out {
+		out[i].Outputs = nil
+	}
+	return out
 }
