@@ -191,7 +191,7 @@ func upload(ctx context.Context, store *svc.FileStore) ([]test, error) {
 func output(store *svc.FileStore, r svc.Result, p string) (string, error) {
 	o := r.Outputs[p]
 	if o.FileID == "" {
-		return "", nil // not_found, or an output limit: see o.Error
+		return "", nil // o.Error says why: not_found, too_large, ...
 	}
 	f, _, err := store.Open(o.FileID)
 	if err != nil {
