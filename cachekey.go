@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"runtime"
+	"slices"
 )
 
 // cacheFormat is part of every key. Bump it when the layer format, what a
@@ -76,7 +77,8 @@ func (k *keyHash) sum() (s [32]byte) {
 // and a stored one with the same bytes are the same. The working dir and
 // the profile are the resolved ones, the profile with the digest of its
 // compiled policy. Of the environment, the task's own env: the fixed one
-// is the same for every task.
+// is the same for every task. The outputs, sorted, come last, and only
+// when the task has some.
 func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
@@ -104,6 +106,17 @@ func (k *keyHash) task(t *taskPlan) {
 		}
 	}
 	k.str(policyIdentity(t.profile))
+	if len(t.Outputs) > 0 {
+		// Only when present, behind a tag no cmd can hold: a task
+		// without outputs keeps its key. Sorted: their order in the
+		// request makes no difference to the result.
+		k.str("\x00outputs")
+		outs := slices.Sorted(slices.Values(t.Outputs))
+		k.num(int64(len(outs)))
+		for _, p := range outs {
+			k.str(p)
+		}
+	}
 }
 
 // cacheable reports whether the task may be stored and replayed: its

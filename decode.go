@@ -309,6 +309,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 		}
 		switch k {
 		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
+		case "outputs":
 		default:
 			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
@@ -335,6 +336,8 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			t.SandboxProfile = Profile(p)
 		case "cache":
 			t.Cache, err = d.optBoolPtr(fp)
+		case "outputs":
+			t.Outputs, err = d.strings(fp)
 		}
 		if err != nil {
 			return Task{}, err

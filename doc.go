@@ -13,7 +13,9 @@
 // zero), and its own system-call filter. A task that fails (non-zero
 // exit, timeout, out of memory, forbidden system call) does not fail the
 // request: its [Result] carries the [Outcome]. An error from [Sandbox.Run] means the request was refused
-// or could not be run; it is an [*Error] with a stable [Code].
+// or could not be run; it is an [*Error] with a stable [Code]. Files go in
+// inline or from a [FileStore] ([Task].Files), and come back out into it
+// ([Task].Outputs).
 //
 //	sb, err := svc.New(svc.Config{})
 //	if err != nil { ... }

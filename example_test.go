@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"time"
@@ -117,5 +118,47 @@ func ExampleSandbox_Run_parallel() {
 	}
 	for i, r := range resp.Results[1].Results {
 		fmt.Printf("input %d: %s, stdout %q\n", i, r.Outcome, r.Stdout)
+	}
+}
+
+// A task's output files (Task.Outputs) come back as stored files of the
+// Sandbox's file store, exact bytes: here a checker writes its verdict
+// to a file. A path names no file, or not a regular one, or one too
+// large, and its entry says so. (Compile-only: it needs root.)
+func ExampleTask_outputs() {
+	files, err := svc.OpenFileStore(svc.FileStoreConfig{Dir: "/var/lib/judge/files"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer files.Close()
+	sb, err := svc.New(svc.Config{StateDir: "/var/lib/judge/svc", Files: files})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.Close(context.Background())
+
+	resp, err := sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{
+		svc.Single(svc.Task{
+			Cmd:     "sh",
+			Args:    []string{"-c", "mkdir -p check && echo accepted > check/verdict.txt"},
+			Outputs: []string{"check/verdict.txt", "check/log.txt"},
+		}),
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range []string{"check/verdict.txt", "check/log.txt"} {
+		o := resp.Results[0].Results[0].Outputs[p]
+		if o.Error != "" {
+			fmt.Printf("%s: %s\n", p, o.Error) // check/log.txt: not_found
+			continue
+		}
+		f, _, err := files.Open(o.FileID)
+		if err != nil {
+			log.Fatal(err) // expired or deleted since
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		fmt.Printf("%s: %d bytes: %q\n", p, o.Size, b)
 	}
 }

@@ -240,8 +240,10 @@ type Config struct {
 	AllowedProfiles []Profile
 	// DefaultProfile is used by tasks that name none. Default compile_v2.
 	DefaultProfile Profile
-	// Files is the store file_ids resolve against (File.FileID); nil: any
-	// file_id is file_not_found. The Sandbox does not close it.
+	// Files is the store file_ids resolve against (File.FileID) and
+	// collected outputs are kept in (Task.Outputs); nil: any file_id is
+	// file_not_found and a request with outputs is invalid_request. The
+	// Sandbox does not close it.
 	Files *FileStore
 	// Cache is the step cache that deterministic steps are stored in and
 	// replayed from (see the package documentation, "Step cache"); nil:

@@ -60,6 +60,9 @@ func (s *Sandbox) plan(req *Request) (*plan, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
 		return nil, err
 	}
+	if err := checkOutputsStore(req, s.cfg.Files); err != nil {
+		return nil, err
+	}
 	// Inline files first: a request refused for its size opens nothing.
 	if err := s.checkPlacedBytes(req, nil); err != nil {
 		return nil, err

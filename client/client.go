@@ -86,7 +86,10 @@ import (
 // files are per instance: when [Client.Execute] meets file_not_found, the
 // uploads again and the request sent again must reach the same instance,
 // or the request may land where the files are not, again. They all
-// carry this header with one fresh random value; no other request
+// carry this header with one fresh random value, unless the call's
+// context has one of its own ([WithAffinity]): a request with collected
+// outputs and the downloads of its outputs must reach one instance too,
+// since the outputs are stored where the request ran. No other request
 // carries it. A balancer that hashes on it sends them together and
 // balances everything else as before: nginx's
 //
@@ -104,6 +107,20 @@ type affinityKey struct{}
 // AffinityHeader value v.
 func withAffinity(ctx context.Context, v string) context.Context {
 	return context.WithValue(ctx, affinityKey{}, v)
+}
+
+// WithAffinity returns a context under which every call of a Client
+// carries the [AffinityHeader] value v (any non-empty string; a fresh
+// random one, such as a UUID, per group of calls). Send a request with
+// collected outputs and the downloads of its outputs under one such
+// context: behind a balancer that hashes on the header they reach the
+// instance that ran the request and stored the outputs.
+func WithAffinity(ctx context.Context, v string) context.Context { return withAffinity(ctx, v) }
+
+// hasAffinity reports whether calls under ctx carry an AffinityHeader.
+func hasAffinity(ctx context.Context) bool {
+	v, _ := ctx.Value(affinityKey{}).(string)
+	return v != ""
 }
 
 // Config configures a Client. URL is required; every other zero field
