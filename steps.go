@@ -81,6 +81,9 @@ type Task struct {
 	SandboxProfile Profile `json:"sandbox_profile,omitempty"`
 	// Cache declares the task deterministic; nil takes Request.Cache.
 	Cache *bool `json:"cache,omitempty"`
+	// Limits lower the service's limits for this task; the zero value
+	// is the service's (see TaskLimits).
+	Limits TaskLimits `json:"limits,omitzero"`
 }
 
 // A File is the content of a file placed in the workspace: inline bytes, or
