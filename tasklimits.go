@@ -9,8 +9,8 @@ import (
 )
 
 // TaskLimits lower the service's limits for one task ([Task].Limits): a
-// judge runs a problem's solution under the problem's time and memory
-// limits in a sandbox configured for its largest. A zero field is the
+// judge compiles under the service's limits and runs the submission under
+// the problem's time and memory limits. A zero field is the
 // service's value ([Limits]); a set field must be positive (MemoryMax at
 // least 4 MiB, as the service's) and at most the service's:
 // [Request.Validate] refuses a higher one with [CodeLimitsExceeded],
