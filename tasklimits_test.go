@@ -235,12 +235,14 @@ func TestLimitTaskOutput(t *testing.T) {
 // of them to the next task of its request, nor to the next request.
 func TestLimitTaskNoLeak(t *testing.T) {
 	bin := buildC(t, limitsProbeSrc, "-O1")
-	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow}}) // 256 MiB, 64 pids, 5 s
-	l := svc.TaskLimits{MemoryMax: 64 * svc.MiB, PidsMax: 4, CPUTimeLimit: 300 * time.Millisecond}
+	// 256 MiB, 64 pids; CPU times that even the emulated guest of the
+	// v2 lane does not reach.
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{WallTimeout: slow, CPUTimeLimit: slow}})
+	l := svc.TaskLimits{MemoryMax: 64 * svc.MiB, PidsMax: 4, CPUTimeLimit: 10 * time.Second}
 	low, full := limited(cTask(bin, "16"), l), cTask(bin, "128")
 	const (
-		wantLow  = "stack 67108864 67108864 cpu 2 3\nforks 3\nalloc ok\n"
-		wantFull = "stack 268435456 268435456 cpu 6 7\nforks 16\nalloc ok\n"
+		wantLow  = "stack 67108864 67108864 cpu 11 12\nforks 3\nalloc ok\n"
+		wantFull = "stack 268435456 268435456 cpu 61 62\nforks 16\nalloc ok\n"
 	)
 	check := func(t *testing.T, resp *svc.Response, want ...string) {
 		t.Helper()
