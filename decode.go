@@ -33,6 +33,7 @@ import (
 //	steps[2][0].cmd: expected a string
 //	steps[0].files["a.c"]: expected a string or an object {"file_id": ...}
 //	steps[1]: unknown field "cmdd"
+//	steps[0].limits.pids_max: must be positive, got 0
 //	steps: missing
 //	body: trailing data after the JSON value
 //
