@@ -216,9 +216,10 @@ func (rq *request) cellSpec() initproc.CellSpec {
 	}
 }
 
-// cpuRlimit is the RLIMIT_CPU of a task with limits l: the backstop of
-// the CPU time limit (watchCPU ends the task at it), one whole second
-// above it for each of its processes.
+// cpuRlimit is the RLIMIT_CPU of a task with limits l, the backstop of
+// its CPU time limit, at which watchCPU ends the task: a process of the
+// task that has used the limit rounded up to whole seconds, plus one, gets
+// SIGXCPU, and SIGKILL a second later.
 func cpuRlimit(l Limits) initproc.Rlimit {
 	secs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.Rlimit{Resource: unix.RLIMIT_CPU, Soft: secs, Hard: secs + 1}
