@@ -314,3 +314,23 @@ func TestLimitTaskCacheKey(t *testing.T) {
 	}
 	assertClean(t, sb)
 }
+
+// BenchmarkRunTrueTaskLimits is BenchmarkRunTrue with lowered memory,
+// pids and CPU time limits: the cost of a task's own limits (two cgroup
+// writes and two rlimit records) over the common path.
+func BenchmarkRunTrueTaskLimits(b *testing.B) {
+	sb := newSandbox(b, svc.Config{})
+	l := svc.TaskLimits{MemoryMax: 64 * svc.MiB, PidsMax: 8, CPUTimeLimit: time.Second}
+	req := &svc.Request{Steps: []svc.Step{svc.Single(limited(svc.Task{Cmd: "/bin/true"}, l))}}
+	cpu := processCPU()
+	for b.Loop() {
+		resp, err := sb.Run(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := resp.Results[0].Results[0]; r.Outcome != svc.OutcomeExited || r.ExitCode != 0 {
+			b.Fatalf("%+v", r)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+}
