@@ -77,8 +77,9 @@ func (k *keyHash) sum() (s [32]byte) {
 // and a stored one with the same bytes are the same. The working dir and
 // the profile are the resolved ones, the profile with the digest of its
 // compiled policy. Of the environment, the task's own env: the fixed one
-// is the same for every task. The outputs, sorted, come last, and only
-// when the task has some.
+// is the same for every task. Of its limits, those that differ from the
+// Sandbox's. The outputs, sorted, come last, and only when the task has
+// some.
 func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
@@ -106,6 +107,14 @@ func (k *keyHash) task(t *taskPlan) {
 		}
 	}
 	k.str(policyIdentity(t.profile))
+	// The limits the task lowers (the Sandbox's are in the root): none
+	// for most tasks, which hash as they did before tasks had limits.
+	if t.lowered != (TaskLimits{}) {
+		k.str("\x00limits")
+		for _, f := range t.lowered.fields() {
+			k.num(*f.v)
+		}
+	}
 	if len(t.Outputs) > 0 {
 		// Only when present, behind a tag no cmd can hold: a task
 		// without outputs keeps its key. Sorted: their order in the

@@ -69,8 +69,9 @@
 // changed or removed; modes and modification times). /tmp is not part
 // of a layer. The layer is found by a key that chains: the hash of the
 // previous step's key and this step's tasks (cmd, args, env, stdin,
-// working_dir, the SHA-256 of each file, inline or stored, and the
-// resolved profile with a digest of its policy), with the cache format,
+// working_dir, the SHA-256 of each file, inline or stored, the resolved
+// profile with a digest of its policy, and the limits it lowers below the
+// Sandbox's, [TaskLimits]), with the cache format,
 // namespace, image id, toolchains, architecture, every [Limits] field and
 // the workspace size at the root of the chain. A change of any of them
 // misses.

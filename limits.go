@@ -149,7 +149,7 @@ func (l Limits) validate() error {
 			return fmt.Errorf("limits: %s must be positive, got %d", p.name, p.v)
 		}
 	}
-	if l.MemoryMax < 4*MiB {
+	if l.MemoryMax < minMemoryMax {
 		return fmt.Errorf("limits: MemoryMax must be at least 4 MiB, got %d", l.MemoryMax)
 	}
 	if _, err := ParseCPUMax(l.CPUMax.String()); err != nil {

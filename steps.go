@@ -81,6 +81,9 @@ type Task struct {
 	SandboxProfile Profile `json:"sandbox_profile,omitempty"`
 	// Cache declares the task deterministic; nil takes Request.Cache.
 	Cache *bool `json:"cache,omitempty"`
+	// Limits lower the service's limits for this task; the zero value
+	// is the service's (see TaskLimits).
+	Limits TaskLimits `json:"limits,omitzero"`
 	// Outputs are paths of files the task leaves behind, relative to
 	// the workspace (/svc) whatever the working dir, at most
 	// [MaxOutputs]. After the step's tasks have all ended, whatever

@@ -32,8 +32,9 @@ const (
 //     lowercase hex characters, a working_dir that is not absolute, an
 //     unknown sandbox_profile, or more than [MaxOutputs] outputs, a bad
 //     output path or two with one normal form;
-//   - [CodeLimitsExceeded] for more steps than lim.MaxSteps or a step with
-//     more tasks than lim.MaxParallelTasks;
+//   - [CodeLimitsExceeded] for more steps than lim.MaxSteps, a step with
+//     more tasks than lim.MaxParallelTasks, or a task's Limits above
+//     lim's (a negative one is invalid_request);
 //   - [CodeProfileNotAllowed] for a known profile that is not in allowed.
 //
 // Validate normalizes in place: the keys of Task.Files become path.Clean
@@ -69,6 +70,9 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 		}
 		for j := range s.Tasks {
 			if err := validateTask(taskPath(sp, *s, j), &s.Tasks[j], allowed); err != nil {
+				return err
+			}
+			if err := s.Tasks[j].Limits.validate(taskPath(sp, *s, j), lim); err != nil {
 				return err
 			}
 		}

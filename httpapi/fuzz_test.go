@@ -31,6 +31,7 @@ func FuzzDecodeExecute(f *testing.F) {
 		`{"steps": [{"cmd": "x", "files": {"../x": ""}}]}`, `{"steps": [{"cmd": "x", "working_dir": "rel"}]}`,
 		`{"steps": [{"cmd": "x", "sandbox_profile": "native_v1"}]}`, `{"steps": [{"cmd": "x", "env": {"1A": ""}}]}`,
 		"{\"steps\": [{\"cmd\": \"\xff\"}]}", `{"steps": [{"cmd": "\u0000"}]}`, `[[[[[[[[`, `{"steps": [{"cmd": "x", "cache": "yes"}]}`,
+		`{"steps": [{"cmd": "x", "limits": {"cpu_time_limit_ms": 100, "pids_max": 65}}]}`, `{"steps": [{"cmd": "x", "limits": {"pids_max": 1.0}}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -27,7 +27,9 @@
 //
 // A [Program] is a source, the command that builds it, the command that
 // runs it and the limits both need ([C], [CPP], [Python], [PyPy], [Java],
-// [Rust], [JS]; [Program.Limits] raises a sandbox's limits to them).
+// [Rust], [JS]; [Program.Limits] raises a sandbox's limits to them), and
+// the limits each run is held to, a problem's time and memory limits
+// ([Program].RunLimits: lower than the sandbox's, which the build keeps).
 // [RunInputs] builds it once and runs it on many inputs in parallel
 // steps; [Judge] does that for test cases ([Case]) and compares each
 // output with the expected one ([Exact], [Tokens]), giving a [Report]: a
