@@ -171,14 +171,18 @@ func captureBody(req *http.Request) (*http.Request, func() ([]byte, bool), error
 // closes it once it has sent the body or given up.
 type teeBody struct {
 	rc     io.ReadCloser
-	buf    bytes.Buffer
-	eof    bool
 	once   sync.Once
 	closed chan struct{}
+
+	mu  sync.Mutex // guards buf and eof
+	buf bytes.Buffer
+	eof bool
 }
 
 func (b *teeBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.buf.Write(p[:n])
 	if err == io.EOF {
 		b.eof = true
@@ -201,10 +205,11 @@ const sendWait = 10 * time.Second
 func (b *teeBody) wait() ([]byte, bool) {
 	select {
 	case <-b.closed:
-		return b.buf.Bytes(), b.eof
 	case <-time.After(sendWait):
-		return nil, false
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes()), b.eof
 }
 
 // replayBody reads the bytes of a response body read ahead, then the
@@ -313,7 +318,7 @@ func (c *checker) checkUnrouted(req *http.Request, ferr error, resp *http.Respon
 		return append(problems, fmt.Sprintf("error body is not JSON: %v: %q", err, data))
 	}
 	schema := c.doc.Components.Schemas["Error"].Value
-	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+	if err := schema.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.SetSchemaErrorMessageCustomizer(schemaError)); err != nil {
 		problems = append(problems, "not an error body: "+err.Error())
 	} else if got := v.(map[string]any)["code"]; got != code {
 		problems = append(problems, fmt.Sprintf("code %v, want %s", got, code))
@@ -361,7 +366,14 @@ func bearer(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 // schemaError shortens a schema error to where and what, with its cause,
 // leaving out the dumps of the schema and the value.
 func schemaError(e *openapi3.SchemaError) string {
-	msg := "at /" + strings.Join(e.JSONPointer(), "/") + ": " + e.Reason
+	msg := "at /" + strings.Join(e.JSONPointer(), "/") + ": "
+	if tree, ok := strings.CutPrefix(e.Reason, "jsonschema validation failed with "); ok {
+		// JSON Schema 2020-12's report: the whole tree of failures, after
+		// the name of the schema; its causes repeat it.
+		_, tree, _ = strings.Cut(tree, "\n")
+		return msg + "\n" + tree
+	}
+	msg += e.Reason
 	if e.Origin != nil {
 		msg += " (" + e.Origin.Error() + ")"
 	}
