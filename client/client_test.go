@@ -18,6 +18,7 @@ import (
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/client"
 	"github.com/svc-sandbox/svc/httpapi"
+	"github.com/svc-sandbox/svc/internal/apicheck"
 	"github.com/svc-sandbox/svc/svctest"
 )
 
@@ -25,7 +26,7 @@ const helloC = "#include <stdio.h>\nint main(void) { puts(\"hello from the sandb
 
 // TestEndpoints calls every method against a real server.
 func TestEndpoints(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	ctx := context.Background()
 
@@ -147,7 +148,7 @@ func TestErrorCodes(t *testing.T) {
 	e := newEnv(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxSteps: 2}}}, client.RetryPolicy{})
 	ctx := context.Background()
 
-	bad, err := client.New(client.Config{URL: e.p.URL, Key: "wrong-key"})
+	bad, err := client.New(client.Config{URL: e.p.URL, Key: "wrong-key", HTTPClient: checked(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestErrorCodes(t *testing.T) {
 	if re := wantCode(t, err, svc.CodeUnauthorized); re.StatusCode != 401 || re.Code != "unauthorized" {
 		t.Errorf("%+v", re)
 	}
-	_, err = e.c.Execute(ctx, &svc.Request{})
+	_, err = e.c.Execute(apicheck.Malformed(ctx), &svc.Request{}) // steps: null
 	wantCode(t, err, svc.CodeInvalidRequest)
 	three := &svc.Request{Steps: []svc.Step{echo().Steps[0], echo().Steps[0], echo().Steps[0]}}
 	_, err = e.c.Execute(ctx, three)
@@ -225,9 +226,9 @@ func TestRateLimitedIsNotRetried(t *testing.T) {
 // capacity_exhausted with Retry-After; the client waits that long and
 // gets through once the slot is free.
 func TestRetry503RetryAfter(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
 	p := newProxy(t, s.URL)
-	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: client.RetryPolicy{MaxRetries: 10}})
+	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: client.RetryPolicy{MaxRetries: 10}, HTTPClient: checked(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,7 +722,7 @@ func TestHealth(t *testing.T) {
 
 // TestConcurrentUse shares one client between goroutines.
 func TestConcurrentUse(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)

@@ -13,8 +13,10 @@
 // # Endpoints
 //
 // POST /execute, POST and GET /file, GET and DELETE /file/{id}, DELETE
-// /cache, GET /info, GET /metrics and GET or HEAD /health, each also under
-// /api/v1. Every endpoint but /health needs an API key. An unknown path
+// /cache, GET /info, GET /metrics, GET or HEAD /health and GET
+// /openapi.json, each also under /api/v1. Every endpoint but /health and
+// /openapi.json needs an API key. GET /openapi.json serves the OpenAPI 3.1
+// document of the API ([svc.OpenAPI], as JSON). An unknown path
 // answers 404 not_found, a method a path does not serve 405
 // invalid_request with an Allow header; every non-2xx response has the body
 // {"error": "<message>", "code": "<code>"}, with the status of the one
@@ -161,6 +163,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.info, err = h.infoBody(cfg); err != nil {
 		return nil, err
 	}
+	if _, err := openAPIJSON(); err != nil {
+		return nil, err
+	}
 	h.m = newMetrics(h)
 	h.routes = h.table()
 	return h, nil
@@ -182,6 +187,7 @@ func (h *Handler) table() []route {
 		{"/info", false, map[string]http.HandlerFunc{"GET": h.serveInfo}},
 		{"/metrics", false, map[string]http.HandlerFunc{"GET": h.serveMetrics}},
 		{"/health", true, map[string]http.HandlerFunc{"GET": h.health, "HEAD": h.health}},
+		{"/openapi.json", true, map[string]http.HandlerFunc{"GET": h.serveOpenAPI}},
 	}
 }
 

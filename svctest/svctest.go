@@ -193,14 +193,19 @@ func (s *Server) Request(method, path string, body io.Reader) *http.Request {
 	return r
 }
 
-// Do sends a request made by Request, with body a string ("" for none).
+// Do sends a request made by Request, with body a JSON text sent as
+// application/json ("" for no body).
 func (s *Server) Do(method, path, body string) *http.Response {
 	s.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	resp, err := s.Client.Do(s.Request(method, path, rd))
+	req := s.Request(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		s.t.Fatalf("svctest: %s %s: %v", method, path, err)
 	}
