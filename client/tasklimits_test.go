@@ -15,7 +15,7 @@ import (
 // both request shapes, and a raised one comes back as the server's
 // limits_exceeded.
 func TestTaskLimits(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	ctx := context.Background()
 	task := svc.Task{Cmd: "sh", Args: []string{"-c", "ulimit -s; ulimit -t"},
