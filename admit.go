@@ -53,7 +53,8 @@ type slotQueue struct {
 	queue  []*waiter // in arrival order; queue[0] is the head
 	closed bool
 	// observe, set by tests only, sees under mu each request arrive
-	// ("arrive"), take its slots ("admit") or go without them ("leave").
+	// ("arrive"), take its slots ("admit") or go without them ("leave";
+	// also just after "admit" when its context ended as they came).
 	observe func(req *Request, event string)
 }
 
@@ -112,6 +113,7 @@ func (q *slotQueue) acquire(ctx context.Context, width int, timeout time.Duratio
 	switch {
 	case w.granted && ctx.Err() != nil:
 		// Its client left as the slots came: they go to the next.
+		q.note(req, "leave")
 		q.put(width)
 		return waited, refusal
 	case w.granted:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -336,7 +337,9 @@ func TestQueueStress(t *testing.T) {
 				failures.Store(i, fmt.Errorf("%d slots held of %d", held, size))
 			}
 			mu.Unlock()
-			time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+			for range rand.IntN(20) {
+				runtime.Gosched() // hold the slots a while
+			}
 			mu.Lock()
 			held -= width
 			mu.Unlock()
