@@ -39,19 +39,26 @@
 // used by one request and never reused.
 //
 // [Sandbox.Run] validates the request, takes as many task slots as its
-// widest step has tasks (none free: capacity_exhausted), takes a prepared
-// request (or prepares one), and runs the steps. A task's sandbox is built
+// widest step has tasks (too few free: it waits for them up to
+// Config.QueueTimeout, else capacity_exhausted), takes a prepared request
+// (or prepares one), and runs the steps. A task's sandbox is built
 // ahead; the sandboxes of the next step are built while a step runs. Once
 // a task's processes are gone its result is returned, and its sandbox's
 // mounts and cgroup are removed in the background, as is the request's
-// workspace once Run returns. [Sandbox.Close] refuses new requests, kills
-// running ones, removes prepared ones, waits for the background removals
+// workspace once Run returns. [Sandbox.Close] refuses new requests and
+// those waiting for slots, kills running ones, removes prepared ones, waits for the background removals
 // and removes the service cgroup.
 //
 // # Concurrency
 //
 // A Sandbox is safe for concurrent use; requests run in parallel up to
-// Limits.MaxConcurrency task slots. Cancelling the context of Run kills the
+// Limits.MaxConcurrency task slots. A request that finds too few slots
+// free is refused at once with capacity_exhausted, or, with
+// [Config].QueueTimeout set, waits for them: requests are served strictly
+// in arrival order, so a wide request is never starved by narrow ones
+// behind it, and one still waiting after QueueTimeout is refused. Its
+// overall timeout starts once it holds its slots. Cancelling the context
+// of Run takes a waiting request out of the queue, and kills a running
 // request's tasks; Run returns only once their processes are gone.
 //
 // # Step cache

@@ -214,6 +214,14 @@ func (l *Limits) UnmarshalJSON(b []byte) error {
 type Config struct {
 	// Limits; zero fields take DefaultLimits.
 	Limits Limits
+	// QueueTimeout is how long a request that finds fewer free task slots
+	// than it needs (or others waiting before it) waits for them: the
+	// requests waiting are served strictly in arrival order, and one that
+	// still has no slots after QueueTimeout is refused with
+	// capacity_exhausted. A request's overall timeout starts once it holds
+	// its slots. 0 (the default): a request is refused at once.
+	// QUEUE_TIMEOUT_MS of API.md.
+	QueueTimeout time.Duration
 	// WorkspaceSize bounds /svc and /tmp of a request together (one
 	// tmpfs holds both) and the file size a task may write. Default
 	// 256 MiB.

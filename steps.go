@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // A Request is an ordered list of steps run in one sandbox workspace.
@@ -407,6 +408,9 @@ type Response struct {
 	// Legacy mirrors Request.Legacy: the response of a legacy request is
 	// encoded as the bare array of step results (spec 2.7).
 	Legacy bool `json:"-"`
+	// QueueWait is how long the request waited for its task slots
+	// (Config.QueueTimeout); 0 when it found them free. Not encoded.
+	QueueWait time.Duration `json:"-"`
 }
 
 // CacheSummary reports what the step cache did for a request.

@@ -46,6 +46,16 @@
 //     load balancer can send them to the same instance.
 //   - Any other 4xx, rate_limited included, is returned at once.
 //
+// A server with a queue timeout (QUEUE_TIMEOUT_MS, [Info].QueueTimeout)
+// holds a request that finds no free execution slot until one comes free,
+// in arrival order, so a burst is served without retries; it answers
+// capacity_exhausted only when the request waited the whole queue timeout,
+// and the retries above then send it to the back of the queue again.
+// Against a server that answers at once (QUEUE_TIMEOUT_MS 0, the default)
+// the retries are what spreads a burst out. Either way, a context that
+// ends while the request waits on the server takes it out of the queue:
+// it never runs.
+//
 // Cancelling the context stops at once, also in the middle of a wait; a
 // wait that would outlast the context's deadline is not begun: the last
 // error is returned instead. One call keeps the same x-request-id over its

@@ -130,6 +130,43 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// TestQueueNoRetry: a server with a queue timeout holds a request that
+// finds its one slot taken until the slot is free: the client sends it
+// once, and Info reports the queue timeout.
+func TestQueueNoRetry(t *testing.T) {
+	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{QueueTimeout: time.Minute, Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
+	p := newProxy(t, s.URL)
+	c, err := client.New(client.Config{URL: p.URL, Key: s.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &waits{}
+	client.SetSleep(c, w.wait)
+	if info, err := c.Info(context.Background()); err != nil || info.QueueTimeout != time.Minute {
+		t.Fatalf("info: %+v %v", info, err)
+	}
+
+	busy := make(chan error, 1)
+	go func() {
+		_, err := s.NewClient(client.Config{}).Run(context.Background(), svc.Single(svc.Task{Cmd: "sleep", Args: []string{"1"}}))
+		busy <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); s.Sandbox.SlotsInUse() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was never taken")
+		}
+	}
+	if got := stdout(t, func() (*svc.Response, error) { return c.Execute(context.Background(), echo()) }); got != "hi\n" {
+		t.Errorf("stdout %q", got)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	if n := p.count("POST /execute"); n != 1 || len(w.all()) != 0 {
+		t.Errorf("%d requests sent, waits %v; want one request, no retry", n, w.all())
+	}
+}
+
 func TestNewChecksURL(t *testing.T) {
 	for _, u := range []string{"", "127.0.0.1:8080", "ftp://host", "http://", "http://h/?q=1", "http://h/#x", ":"} {
 		if _, err := client.New(client.Config{URL: u}); err == nil {

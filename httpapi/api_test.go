@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,7 @@ func must[T any](v T, err error) T {
 // checkInfo checks /info against API.md and the server's configuration.
 func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage) {
 	t.Helper()
-	want := []string{"arch", "cache", "cgroup_version", "image_id", "limits", "sandbox_profiles", "toolchains", "version"}
+	want := []string{"arch", "cache", "cgroup_version", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
 	if keys := slices.Sorted(maps.Keys(info)); !slices.Equal(keys, want) {
 		t.Errorf("info fields %v, want %v", keys, want)
 	}
@@ -168,6 +169,9 @@ func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage)
 	}
 	if limits["max_concurrency"] != float64(s.Sandbox.Limits().MaxConcurrency) {
 		t.Errorf("limits %v", limits)
+	}
+	if q := string(info["queue_timeout_ms"]); q != strconv.FormatInt(s.Sandbox.Config().QueueTimeout.Milliseconds(), 10) {
+		t.Errorf("queue_timeout_ms %s", q)
 	}
 	var cache map[string]any
 	json.Unmarshal(info["cache"], &cache)
@@ -463,6 +467,9 @@ func TestCapacity(t *testing.T) {
 	if n := metric(t, s, "svc_execution_slots"); n != 2 {
 		t.Errorf("svc_execution_slots %v", n)
 	}
+	if n := metric(t, s, "svc_execution_queue_length"); n != 0 {
+		t.Errorf("svc_execution_queue_length %v", n)
+	}
 	start := time.Now()
 	expectError(t, execute(s, `{"steps": [{"cmd": "true"}]}`), 503, svc.CodeCapacityExhausted)
 	if d := time.Since(start); d > 2*time.Second {
@@ -473,6 +480,9 @@ func TestCapacity(t *testing.T) {
 	waitFor(t, 10*time.Second, "the slots are free again", func() bool { return s.Sandbox.SlotsInUse() == 0 })
 	var er executeResponse
 	decode(t, execute(s, `{"steps": [{"cmd": "true"}]}`), 200, &er)
+	if n := metric(t, s, "svc_execution_queue_wait_seconds_count"); n != 1 {
+		t.Errorf("svc_execution_queue_wait_seconds_count %v, want 1", n)
+	}
 }
 
 // TestDisconnectFreesSlot: a client that goes away cancels its request;

@@ -32,9 +32,13 @@
 // # Concurrency
 //
 // A Handler is safe for concurrent use. The sandbox takes the execution
-// slots of a request without waiting (capacity_exhausted when none are
-// free) and holds them until the request's sandbox is gone; a client that
-// disconnects cancels its request, which kills it.
+// slots of a request and holds them until the request's sandbox is gone.
+// When too few are free, the request waits for them in arrival order for
+// the sandbox's [svc.Config.QueueTimeout] (QUEUE_TIMEOUT_MS), then answers
+// capacity_exhausted; with 0, the default, it answers at once. A client
+// that disconnects cancels its request: a waiting one leaves the queue
+// and never runs, a running one is killed. [Handler.Shutdown] answers the
+// waiting requests shutting_down at once.
 package httpapi
 
 import (

@@ -225,12 +225,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops accepting, waits for the requests in flight to end (at most
-// the overall timeout and a little more), then closes the sandbox and the
-// file store. It is called at cleanup.
+// the queue and overall timeouts and a little more), then closes the
+// sandbox and the file store. It is called at cleanup.
 func (s *Server) Close() {
 	s.shutOnce.Do(func() {
 		if s.srv != nil { // nil: NewServer failed
-			wait := s.Sandbox.Limits().OverallTimeout + 10*time.Second
+			wait := s.Sandbox.Config().QueueTimeout + s.Sandbox.Limits().OverallTimeout + 10*time.Second
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			if err := s.srv.Shutdown(ctx); err != nil {
