@@ -134,7 +134,7 @@ func TestEndpoints(t *testing.T) {
 // finds its one slot taken until the slot is free: the client sends it
 // once, and Info reports the queue timeout.
 func TestQueueNoRetry(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{QueueTimeout: time.Minute, Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{QueueTimeout: time.Minute, Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
 	p := newProxy(t, s.URL)
 	c, err := client.New(client.Config{URL: p.URL, Key: s.Key})
 	if err != nil {

@@ -1297,7 +1297,10 @@ type Info struct {
 	ImageId string `json:"image_id"`
 
 	// Limits Limits applied to every task and request; requests cannot raise them.
-	Limits          ServiceLimits `json:"limits"`
+	Limits ServiceLimits `json:"limits"`
+
+	// QueueTimeoutMs How long a request that finds too few free task slots waits for them (`QUEUE_TIMEOUT_MS`); 0 answers at once.
+	QueueTimeoutMs  int64 `json:"queue_timeout_ms"`
 	SandboxProfiles struct {
 		Allowed []Profile `json:"allowed"`
 
