@@ -2574,7 +2574,8 @@ type ClientInterface interface {
 	//
 	// Among them `svc_execution_slots_in_use`, the execution slots held
 	// now, and `svc_execution_slots`, the slots of the instance. Every
-	// name starts with `svc_`.
+	// name starts with `svc_`. Histograms are Prometheus histograms:
+	// `_bucket{le="..."}` series, `_sum` and `_count`.
 	//
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2771,7 +2772,8 @@ func (c *Client) GetInfo(ctx context.Context, params *GetInfoParams, reqEditors 
 //
 // Among them `svc_execution_slots_in_use`, the execution slots held
 // now, and `svc_execution_slots`, the slots of the instance. Every
-// name starts with `svc_`.
+// name starts with `svc_`. Histograms are Prometheus histograms:
+// `_bucket{le="..."}` series, `_sum` and `_count`.
 //
 // Corresponds with GET /metrics (the `GetMetrics` operationId).
 func (c *Client) GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3436,7 +3438,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Among them `svc_execution_slots_in_use`, the execution slots held
 	// now, and `svc_execution_slots`, the slots of the instance. Every
-	// name starts with `svc_`.
+	// name starts with `svc_`. Histograms are Prometheus histograms:
+	// `_bucket{le="..."}` series, `_sum` and `_count`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4793,7 +4796,8 @@ func (c *ClientWithResponses) GetInfoWithResponse(ctx context.Context, params *G
 //
 // Among them `svc_execution_slots_in_use`, the execution slots held
 // now, and `svc_execution_slots`, the slots of the instance. Every
-// name starts with `svc_`.
+// name starts with `svc_`. Histograms are Prometheus histograms:
+// `_bucket{le="..."}` series, `_sum` and `_count`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
