@@ -3,7 +3,7 @@ module github.com/svc-sandbox/svc
 go 1.26.0
 
 require (
-	github.com/VictoriaMetrics/metrics v1.35.1
+	github.com/VictoriaMetrics/metrics v1.45.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/uuid v1.6.0
 	github.com/moby/sys/mountinfo v0.7.3

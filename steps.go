@@ -177,6 +177,16 @@ const (
 	OutcomeExited                Outcome = "exited"
 )
 
+// Outcomes returns every outcome, in precedence order.
+func Outcomes() []Outcome {
+	return []Outcome{
+		OutcomeInfrastructureFailure, OutcomeNotStarted, OutcomePolicyViolation,
+		OutcomeAncestorOutOfMemory, OutcomeOutOfMemory, OutcomeTimedOut,
+		OutcomeCPUTimeExceeded, OutcomeOutputLimit, OutcomePidsLimit,
+		OutcomeSignaled, OutcomeExited,
+	}
+}
+
 // Ran reports whether the outcome belongs to a completed result: the task's
 // process was created and ended.
 func (o Outcome) Ran() bool {

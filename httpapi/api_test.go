@@ -628,10 +628,24 @@ func TestMetrics(t *testing.T) {
 		"svc_cache_hits_total 0", "svc_cache_misses_total 0", "svc_cache_stores_total 0", "svc_cache_errors_total 0",
 		"svc_filestore_files 1", "svc_filestore_bytes 7", "svc_uploads_in_flight 0", "svc_rate_limited_total 0",
 		"svc_http_requests_in_flight 1",
+		// Error codes and outcomes are there from the start, at 0.
+		`svc_http_responses_total{status="500",code="sandbox_setup_failed"} 0`,
+		`svc_http_responses_total{status="503",code="capacity_exhausted"} 0`,
+		`svc_tasks_total{outcome="infrastructure_failure"} 0`,
+		// Prometheus histograms: cumulative le buckets up to +Inf.
+		`svc_execution_queue_wait_seconds_bucket{le="0.001"} 1`,
+		`svc_execution_queue_wait_seconds_bucket{le="+Inf"} 1`,
+		`svc_task_duration_seconds_bucket{le="60"} 2`,
+		`svc_task_duration_seconds_bucket{le="+Inf"} 2`,
+		`svc_http_request_duration_seconds_bucket{path="/execute",le="120"} 1`,
+		`svc_http_request_duration_seconds_bucket{path="/execute",le="+Inf"} 1`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if strings.Contains(m, "vmrange") {
+		t.Error("metrics have vmrange buckets: Prometheus cannot aggregate those")
 	}
 	if t.Failed() {
 		t.Log(m)

@@ -26,13 +26,36 @@ import (
 //	svc_filestore_files, svc_filestore_bytes what the file store holds
 //	svc_uploads_in_flight                    POST /file being served
 //	svc_rate_limited_total                   requests answered rate_limited
+//
+// The histograms are Prometheus histograms (cumulative _bucket{le=...}
+// series, _sum, _count) with fixed buckets, the same on every instance,
+// so that Prometheus can add them up across instances and take
+// quantiles (histogram_quantile). docs/configuration.md lists the buckets;
+// deploy/grafana-dashboard.json and deploy/prometheus-alerts.yaml read
+// these names, and a test holds them to what /metrics serves.
 type metricSet struct {
 	set          *metrics.Set
 	inFlight     atomic.Int64
 	rateLimited  *metrics.Counter
-	taskDuration *metrics.Histogram
-	queueWait    *metrics.Histogram
+	taskDuration *metrics.PrometheusHistogram
+	queueWait    *metrics.PrometheusHistogram
 }
+
+// Bucket upper bounds, in seconds: 1-2.5-5 per decade from 1 ms to 10 s,
+// then coarser. A bound above the last is counted in le="+Inf" only.
+var (
+	// taskBuckets: a task's wall time. 15 s holds the tasks killed at
+	// the default WALL_TIMEOUT_MS of 10 s (a little over 10 s), 60 s is
+	// the default OVERALL_TIMEOUT_MS, past which no task runs.
+	taskBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 30, 60}
+	// queueBuckets: the wait for task slots, at most QUEUE_TIMEOUT_MS;
+	// without a queue timeout every wait is below the first bound.
+	queueBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 30, 60}
+	// requestBuckets: the time to answer, from /health (well under 1 ms)
+	// to an /execute that waited for slots and then ran up to the
+	// default OVERALL_TIMEOUT_MS of 60 s (90 s holds those killed at it).
+	requestBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15, 30, 60, 90, 120}
+)
 
 func newMetrics(h *Handler) *metricSet {
 	s := metrics.NewSet()
@@ -57,16 +80,26 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_filestore_files", func() float64 { n, _ := h.files.Usage(); return float64(n) })
 	s.NewGauge("svc_filestore_bytes", func() float64 { _, b := h.files.Usage(); return float64(b) })
 	s.NewGauge("svc_uploads_in_flight", func() float64 { return float64(h.uploads.Load()) })
+	// Every error code and every task outcome is counted from 0, so that
+	// Prometheus's rate() and increase() see the first one: a series that
+	// appears at 1 shows no increase.
+	for _, c := range svc.Codes() {
+		status, _ := Status(c)
+		s.GetOrCreateCounter(responsesName(status, c))
+	}
+	for _, o := range svc.Outcomes() {
+		s.GetOrCreateCounter(tasksName(o))
+	}
 	m.rateLimited = s.NewCounter("svc_rate_limited_total")
-	m.taskDuration = s.NewHistogram("svc_task_duration_seconds")
-	m.queueWait = s.NewHistogram("svc_execution_queue_wait_seconds")
+	m.taskDuration = s.NewPrometheusHistogramExt("svc_task_duration_seconds", taskBuckets)
+	m.queueWait = s.NewPrometheusHistogramExt("svc_execution_queue_wait_seconds", queueBuckets)
 	return m
 }
 
 // response counts a response and its duration.
 func (m *metricSet) response(status int, code svc.Code, path string, d time.Duration) {
-	m.set.GetOrCreateCounter(fmt.Sprintf(`svc_http_responses_total{status="%d",code=%q}`, status, code)).Inc()
-	m.set.GetOrCreateHistogram(fmt.Sprintf(`svc_http_request_duration_seconds{path=%q}`, path)).Update(d.Seconds())
+	m.set.GetOrCreateCounter(responsesName(status, code)).Inc()
+	m.set.GetOrCreatePrometheusHistogramExt(fmt.Sprintf(`svc_http_request_duration_seconds{path=%q}`, path), requestBuckets).Update(d.Seconds())
 }
 
 // executed counts a response of /execute: its wait for slots and its
@@ -75,10 +108,20 @@ func (m *metricSet) executed(resp *svc.Response) {
 	m.queueWait.Update(resp.QueueWait.Seconds())
 	for _, sr := range resp.Results {
 		for _, r := range sr.Results {
-			m.set.GetOrCreateCounter(fmt.Sprintf(`svc_tasks_total{outcome=%q}`, r.Outcome)).Inc()
+			m.set.GetOrCreateCounter(tasksName(r.Outcome)).Inc()
 			if r.Outcome.Ran() && !r.Replayed {
 				m.taskDuration.Update(float64(r.Stats.WallTimeMs) / 1000)
 			}
 		}
 	}
+}
+
+// responsesName is the counter of the responses with status and code.
+func responsesName(status int, code svc.Code) string {
+	return fmt.Sprintf(`svc_http_responses_total{status="%d",code=%q}`, status, code)
+}
+
+// tasksName is the counter of the task results with outcome o.
+func tasksName(o svc.Outcome) string {
+	return fmt.Sprintf(`svc_tasks_total{outcome=%q}`, o)
 }

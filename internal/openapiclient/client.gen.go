@@ -2577,7 +2577,8 @@ type ClientInterface interface {
 	//
 	// Among them `svc_execution_slots_in_use`, the execution slots held
 	// now, and `svc_execution_slots`, the slots of the instance. Every
-	// name starts with `svc_`.
+	// name starts with `svc_`. Histograms are Prometheus histograms:
+	// `_bucket{le="..."}` series, `_sum` and `_count`.
 	//
 	// Corresponds with GET /metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2774,7 +2775,8 @@ func (c *Client) GetInfo(ctx context.Context, params *GetInfoParams, reqEditors 
 //
 // Among them `svc_execution_slots_in_use`, the execution slots held
 // now, and `svc_execution_slots`, the slots of the instance. Every
-// name starts with `svc_`.
+// name starts with `svc_`. Histograms are Prometheus histograms:
+// `_bucket{le="..."}` series, `_sum` and `_count`.
 //
 // Corresponds with GET /metrics (the `GetMetrics` operationId).
 func (c *Client) GetMetrics(ctx context.Context, params *GetMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3439,7 +3441,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Among them `svc_execution_slots_in_use`, the execution slots held
 	// now, and `svc_execution_slots`, the slots of the instance. Every
-	// name starts with `svc_`.
+	// name starts with `svc_`. Histograms are Prometheus histograms:
+	// `_bucket{le="..."}` series, `_sum` and `_count`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4796,7 +4799,8 @@ func (c *ClientWithResponses) GetInfoWithResponse(ctx context.Context, params *G
 //
 // Among them `svc_execution_slots_in_use`, the execution slots held
 // now, and `svc_execution_slots`, the slots of the instance. Every
-// name starts with `svc_`.
+// name starts with `svc_`. Histograms are Prometheus histograms:
+// `_bucket{le="..."}` series, `_sum` and `_count`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
