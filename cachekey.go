@@ -76,7 +76,9 @@ func (k *keyHash) sum() (s [32]byte) {
 // and a stored one with the same bytes are the same. The working dir and
 // the profile are the resolved ones, the profile with the digest of its
 // compiled policy. Of the environment, the task's own env: the fixed one
-// is the same for every task.
+// is the same for every task. Fields added later follow, only when set,
+// each behind a tag that starts with a NUL byte, which no cmd holds: a
+// task without them keeps its key.
 func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
@@ -104,6 +106,10 @@ func (k *keyHash) task(t *taskPlan) {
 		}
 	}
 	k.str(policyIdentity(t.profile))
+	if t.StdinFrom != nil {
+		k.str("\x00stdin_from")
+		k.num(int64(*t.StdinFrom))
+	}
 }
 
 // cacheable reports whether the task may be stored and replayed: its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -308,7 +309,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			break
 		}
 		switch k {
-		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
+		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache", "stdin_from":
 		default:
 			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
@@ -335,6 +336,8 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			t.SandboxProfile = Profile(p)
 		case "cache":
 			t.Cache, err = d.optBoolPtr(fp)
+		case "stdin_from":
+			t.StdinFrom, err = d.optIndex(fp)
 		}
 		if err != nil {
 			return Task{}, err
@@ -404,6 +407,24 @@ func (d *requestDecoder) optBoolPtr(path string) (*bool, error) {
 		return &t, nil
 	}
 	return nil, fieldErr(path, msgBool)
+}
+
+// optIndex reads an optional array index: an integer; null is nil.
+// Whether it is in range is Validate's to say.
+func (d *requestDecoder) optIndex(path string) (*int, error) {
+	t, err := d.token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case nil:
+		return nil, nil
+	case json.Number:
+		if i, err := strconv.Atoi(t.String()); err == nil {
+			return &i, nil
+		}
+	}
+	return nil, fieldErr(path, "expected the index of a task of the step (an integer)")
 }
 
 // openOpt reads the opening delimiter of an optional array or object. It
