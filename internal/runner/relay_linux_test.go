@@ -370,6 +370,55 @@ func BenchmarkPipePingPong(b *testing.B) {
 	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/round-trip")
 }
 
+// BenchmarkFIFOPingPong is BenchmarkPipePingPong with the two tasks
+// joined by two FIFOs of their shared workspace instead of the relays:
+// the same sandboxes, no hop through the service. What it adds to
+// BenchmarkHostPingPong is the sandboxes' (each task in its own
+// session, so its own scheduler autogroup); what BenchmarkPipePingPong
+// adds to it, the relays'.
+func BenchmarkFIFOPingPong(b *testing.B) {
+	requireRoot(b)
+	task := shellTask(b)
+	buildPing(b, task.Trees[0])
+	for _, name := range []string{"up", "down"} {
+		p := filepath.Join(task.Trees[0], name)
+		if err := syscall.Mkfifo(p, 0o666); err != nil {
+			b.Fatal(err)
+		}
+		os.Chown(p, 1_500_001, 1_500_001)
+	}
+	sa, sc := testShell(b), testShell(b)
+	var sum time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		a, err := sa.Cell(context.Background(), task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := sc.Cell(context.Background(), task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		var (
+			wg     sync.WaitGroup
+			rc     *Result
+			errCat error
+		)
+		wg.Go(func() { rc, errCat = c.Run(context.Background(), shTask("exec cat <up >down")) })
+		rp, err := a.Run(context.Background(), shTask("exec /svc/ping 10000 >up <down"))
+		wg.Wait()
+		if err != nil || errCat != nil || rp.Report.Status.ExitStatus() != 0 || rc.Report.Status.ExitStatus() != 0 {
+			b.Fatalf("ping: %v, %+v, %q; cat: %v", err, rp.Report, rp.Stderr, errCat)
+		}
+		sum += roundTrip(b, rp.Stderr)
+		if err := errors.Join(a.Close(), c.Close()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/round-trip")
+}
+
 // BenchmarkHostPingPong is BenchmarkPipePingPong's baseline: the pinger
 // and cat on the host, joined by two pipes.
 func BenchmarkHostPingPong(b *testing.B) {
