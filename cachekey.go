@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"runtime"
+	"slices"
 )
 
 // cacheFormat is part of every key. Bump it when the layer format, what a
@@ -76,9 +77,11 @@ func (k *keyHash) sum() (s [32]byte) {
 // and a stored one with the same bytes are the same. The working dir and
 // the profile are the resolved ones, the profile with the digest of its
 // compiled policy. Of the environment, the task's own env: the fixed one
-// is the same for every task. Fields added later follow, only when set,
-// each behind a tag that starts with a NUL byte, which no cmd holds: a
-// task without them keeps its key.
+// is the same for every task. Of its limits, those that differ from the
+// Sandbox's. The outputs, sorted, come last, and only when the task has
+// some, then stdin_from, only when set. Each field added later follows
+// only when set, behind a tag that starts with a NUL byte, which no cmd
+// holds: a task without it keeps its key.
 func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
@@ -106,6 +109,25 @@ func (k *keyHash) task(t *taskPlan) {
 		}
 	}
 	k.str(policyIdentity(t.profile))
+	// The limits the task lowers (the Sandbox's are in the root): none
+	// for most tasks, which hash as they did before tasks had limits.
+	if t.lowered != (TaskLimits{}) {
+		k.str("\x00limits")
+		for _, f := range t.lowered.fields() {
+			k.num(*f.v)
+		}
+	}
+	if len(t.Outputs) > 0 {
+		// Only when present, behind a tag no cmd can hold: a task
+		// without outputs keeps its key. Sorted: their order in the
+		// request makes no difference to the result.
+		k.str("\x00outputs")
+		outs := slices.Sorted(slices.Values(t.Outputs))
+		k.num(int64(len(outs)))
+		for _, p := range outs {
+			k.str(p)
+		}
+	}
 	if t.StdinFrom != nil {
 		k.str("\x00stdin_from")
 		k.num(int64(*t.StdinFrom))

@@ -153,7 +153,7 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step *stepPlan) (StepRes
 		return sr, nil
 	}
 	cr.snap = after
-	err = cr.c.put(ctx, key, sr.Results, cr.limit, func(lw *layerWriter) error {
+	err = cr.c.put(ctx, key, withoutOutputs(sr.Results), cr.limit, func(lw *layerWriter) error {
 		return cr.ws.writeLayer(lw, changes, after)
 	})
 	if err != nil {

@@ -117,6 +117,20 @@ func (w *fakeWorkspace) applyLayer(l *layer, key string) error {
 	})
 }
 
+// openOutput opens a file of the fake workspace; it has no directories,
+// symlinks or devices.
+func (w *fakeWorkspace) openOutput(p string) (outputReader, int64, error) {
+	f, ok := w.files[p]
+	if !ok {
+		return nil, 0, errOutputNotFound
+	}
+	return nopCloserAt{strings.NewReader(f.content)}, int64(len(f.content)), nil
+}
+
+type nopCloserAt struct{ io.ReaderAt }
+
+func (nopCloserAt) Close() error { return nil }
+
 func (w *fakeWorkspace) spendOutput(sr StepResult) {
 	for _, r := range sr.Results {
 		w.spent += int64(len(r.Stdout) + len(r.Stderr))

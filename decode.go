@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -31,6 +33,7 @@ import (
 //	steps[2][0].cmd: expected a string
 //	steps[0].files["a.c"]: expected a string or an object {"file_id": ...}
 //	steps[1]: unknown field "cmdd"
+//	steps[0].limits.pids_max: must be positive, got 0
 //	steps: missing
 //	body: trailing data after the JSON value
 //
@@ -170,6 +173,8 @@ const (
 	msgFiles    = "expected an object"
 	msgFile     = `expected a string or an object {"file_id": ...}`
 	msgFileID   = "expected 64 lowercase hex characters"
+	msgLimits   = "expected an object of limits"
+	msgPositive = "expected a positive integer"
 )
 
 func (d *requestDecoder) request() (*Request, error) {
@@ -309,7 +314,8 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			break
 		}
 		switch k {
-		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache", "stdin_from":
+		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
+		case "limits", "outputs", "stdin_from":
 		default:
 			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
@@ -336,6 +342,10 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			t.SandboxProfile = Profile(p)
 		case "cache":
 			t.Cache, err = d.optBoolPtr(fp)
+		case "limits":
+			t.Limits, err = d.taskLimits(fp)
+		case "outputs":
+			t.Outputs, err = d.strings(fp)
 		case "stdin_from":
 			t.StdinFrom, err = d.optIndex(fp)
 		}
@@ -546,6 +556,69 @@ func (d *requestDecoder) file(path string) (File, error) {
 		return File{}, fieldErr(path+".file_id", "missing")
 	}
 	return f, nil
+}
+
+// taskLimits reads an optional object of per-task limits (TaskLimits),
+// each an optional positive integer literal: null is the service's value,
+// as an absent field is, and so are null and {} for the whole object.
+func (d *requestDecoder) taskLimits(path string) (TaskLimits, error) {
+	var l TaskLimits
+	if ok, err := d.openOpt(path, '{', msgLimits); !ok {
+		return l, err
+	}
+	var seen fieldSet
+	for {
+		k, ok, err := d.key()
+		if err != nil {
+			return TaskLimits{}, err
+		}
+		if !ok {
+			return l, nil
+		}
+		f, known := l.field(k)
+		if !known {
+			return TaskLimits{}, fieldErr(path, "unknown field "+quoteForMsg(k))
+		}
+		if err := seen.add(path, k); err != nil {
+			return TaskLimits{}, err
+		}
+		if *f.v, err = d.positive(path+"."+k, f.unit); err != nil {
+			return TaskLimits{}, err
+		}
+	}
+}
+
+// positive reads an optional positive integer literal (no fraction, no
+// exponent) and returns it times unit; null is 0.
+func (d *requestDecoder) positive(path string, unit int64) (int64, error) {
+	t, err := d.token()
+	if err != nil {
+		return 0, err
+	}
+	var lit string
+	switch t := t.(type) {
+	case nil:
+		return 0, nil
+	case json.Number:
+		lit = string(t)
+	default:
+		return 0, fieldErr(path, msgPositive)
+	}
+	shown := lit // a number is ASCII
+	if len(shown) > maxQuotedLen {
+		shown = shown[:maxQuotedLen] + "..."
+	}
+	if strings.ContainsAny(lit, ".eE") {
+		return 0, fieldErr(path, "expected an integer literal (no fraction or exponent), got "+shown)
+	}
+	n, err := strconv.ParseInt(lit, 10, 64)
+	switch {
+	case lit[0] == '-' || err == nil && n == 0:
+		return 0, fieldErr(path, "must be positive, got "+shown)
+	case err != nil || n > math.MaxInt64/unit:
+		return 0, fieldErr(path, fmt.Sprintf("out of range: at most %d", math.MaxInt64/unit))
+	}
+	return n * unit, nil
 }
 
 // DecodeResponse reads an execute response: the envelope

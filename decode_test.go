@@ -390,6 +390,8 @@ func FuzzDecodeExecute(f *testing.F) {
 		`{"steps":[[[[[[[[[[`,
 		`[[{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"},{"cmd":"a"}]]`,
 		"{\"steps\":[{\"cmd\":\"\xff\"}]}",
+		`{"steps":[{"cmd":"a","limits":{"wall_timeout_ms":1,"cpu_time_limit_ms":5000,"memory_max_bytes":4194304,"pids_max":1,"output_limit_bytes":1}}]}`,
+		`{"steps":[{"cmd":"a","limits":{"pids_max":-0,"memory_max_bytes":1e9,"x":null}}]}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

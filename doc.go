@@ -13,10 +13,12 @@
 // zero), and its own system-call filter. A task that fails (non-zero
 // exit, timeout, out of memory, forbidden system call) does not fail the
 // request: its [Result] carries the [Outcome]. An error from [Sandbox.Run] means the request was refused
-// or could not be run; it is an [*Error] with a stable [Code].
-// In a parallel step a task may read what another writes
-// ([Task].StdinFrom): an interactor and a solution feed each other, and
-// the service relays the bytes and returns each side's transcript.
+// or could not be run; it is an [*Error] with a stable [Code]. Files go in
+// inline or from a [FileStore] ([Task].Files), and come back out into it
+// ([Task].Outputs). In a parallel step a task may read what another
+// writes ([Task].StdinFrom): an interactor and a solution feed each
+// other, and the service relays the bytes and returns each side's
+// transcript.
 //
 //	sb, err := svc.New(svc.Config{})
 //	if err != nil { ... }
@@ -33,26 +35,33 @@
 // removes whatever a crashed instance with the same state directory left
 // (processes, cgroups, mounts, workspaces), locks the state directory and
 // starts preparing requests ahead of demand: a few (a quarter of
-// Limits.MaxConcurrency, from 1 to 4) wait with their workspace (two
-// size-limited tmpfs) and the sandbox of their first task built (its
-// cgroup, a child of the service's, with the task's limits), its task
-// process forked and waiting for its command. Each is used by one request
-// and never reused.
+// Limits.MaxConcurrency, from 1 to 4) wait with their workspace (one
+// size-limited tmpfs holding /svc and /tmp) and the sandbox of their
+// first task built (its cgroup, a child of the service's, with the task's
+// limits), its task process forked and waiting for its command. Each is
+// used by one request and never reused.
 //
 // [Sandbox.Run] validates the request, takes as many task slots as its
-// widest step has tasks (none free: capacity_exhausted), takes a prepared
-// request (or prepares one), and runs the steps. A task's sandbox is built
+// widest step has tasks (too few free: it waits for them up to
+// Config.QueueTimeout, else capacity_exhausted), takes a prepared request
+// (or prepares one), and runs the steps. A task's sandbox is built
 // ahead; the sandboxes of the next step are built while a step runs. Once
 // a task's processes are gone its result is returned, and its sandbox's
 // mounts and cgroup are removed in the background, as is the request's
-// workspace once Run returns. [Sandbox.Close] refuses new requests, kills
-// running ones, removes prepared ones, waits for the background removals
+// workspace once Run returns. [Sandbox.Close] refuses new requests and
+// those waiting for slots, kills running ones, removes prepared ones, waits for the background removals
 // and removes the service cgroup.
 //
 // # Concurrency
 //
 // A Sandbox is safe for concurrent use; requests run in parallel up to
-// Limits.MaxConcurrency task slots. Cancelling the context of Run kills the
+// Limits.MaxConcurrency task slots. A request that finds too few slots
+// free is refused at once with capacity_exhausted, or, with
+// [Config].QueueTimeout set, waits for them: requests are served strictly
+// in arrival order, so a wide request is never starved by narrow ones
+// behind it, and one still waiting after QueueTimeout is refused. Its
+// overall timeout starts once it holds its slots. Cancelling the context
+// of Run takes a waiting request out of the queue, and kills a running
 // request's tasks; Run returns only once their processes are gone.
 //
 // # Step cache
@@ -71,7 +80,8 @@
 // of a layer. The layer is found by a key that chains: the hash of the
 // previous step's key and this step's tasks (cmd, args, env, stdin,
 // working_dir, the SHA-256 of each file, inline or stored, the resolved
-// profile with a digest of its policy, and stdin_from), with the cache format,
+// profile with a digest of its policy, the limits it lowers below the
+// Sandbox's, [TaskLimits], its outputs and stdin_from), with the cache format,
 // namespace, image id, toolchains, architecture, every [Limits] field and
 // the workspace size at the root of the chain. A change of any of them
 // misses.

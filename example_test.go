@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"time"
@@ -118,4 +119,74 @@ func ExampleSandbox_Run_parallel() {
 	for i, r := range resp.Results[1].Results {
 		fmt.Printf("input %d: %s, stdout %q\n", i, r.Outcome, r.Stdout)
 	}
+}
+
+// A task's output files (Task.Outputs) come back as stored files of the
+// Sandbox's file store, exact bytes: here a checker writes its verdict
+// to a file. A path names no file, or not a regular one, or one too
+// large, and its entry says so. (Compile-only: it needs root.)
+func ExampleTask_outputs() {
+	files, err := svc.OpenFileStore(svc.FileStoreConfig{Dir: "/var/lib/judge/files"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer files.Close()
+	sb, err := svc.New(svc.Config{StateDir: "/var/lib/judge/svc", Files: files})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.Close(context.Background())
+
+	resp, err := sb.Run(context.Background(), &svc.Request{Steps: []svc.Step{
+		svc.Single(svc.Task{
+			Cmd:     "sh",
+			Args:    []string{"-c", "mkdir -p check && echo accepted > check/verdict.txt"},
+			Outputs: []string{"check/verdict.txt", "check/log.txt"},
+		}),
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range []string{"check/verdict.txt", "check/log.txt"} {
+		o := resp.Results[0].Results[0].Outputs[p]
+		if o.Error != "" {
+			fmt.Printf("%s: %s\n", p, o.Error) // check/log.txt: not_found
+			continue
+		}
+		f, _, err := files.Open(o.FileID)
+		if err != nil {
+			log.Fatal(err) // expired or deleted since
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		fmt.Printf("%s: %d bytes: %q\n", p, o.Size, b)
+	}
+}
+
+// A judge's run under a problem's limits (Task.Limits): 1 s of CPU time
+// and 64 MiB for the submission, while its compile has the Sandbox's
+// (256 MiB and 5 s by default). A task may only lower a limit: a higher
+// one is limits_exceeded, naming the field and the Sandbox's value.
+// (Compile-only: it needs root.)
+func ExampleTask_limits() {
+	sb, err := svc.New(svc.Config{StateDir: "/var/lib/judge/svc"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sb.Close(context.Background())
+
+	src := "#include <stdlib.h>\nint main(void) { char *p = malloc(128 << 20); for (int i = 0; i < 128 << 20; i += 4096) p[i] = 1; }\n"
+	resp, err := sb.Run(context.Background(), &svc.Request{
+		Steps: []svc.Step{
+			svc.Single(svc.Task{Cmd: "gcc", Args: []string{"-O2", "-o", "main", "main.c"},
+				Files: map[string]svc.File{"main.c": {Content: src}}}),
+			svc.Single(svc.Task{Cmd: "./main", SandboxProfile: svc.ProfileNativeV2,
+				Limits: svc.TaskLimits{CPUTimeLimit: time.Second, MemoryMax: 64 * svc.MiB}}),
+		},
+		StopOnFailure: true,
+	})
+	if err != nil {
+		log.Fatal(err) // e.g. steps[1].limits.memory_max_bytes: 536870912 exceeds the service's 268435456
+	}
+	fmt.Println(resp.Results[1].Results[0].Outcome) // out_of_memory: 128 MiB is over the task's 64
 }

@@ -83,6 +83,10 @@ func (s *Sandbox) runSteps(ctx context.Context, ws workspace, p *plan, deadline 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// Run or replayed, the step's tasks have all ended.
+		if err := s.collectOutputs(ctx, ws, step, &sr); err != nil {
+			return nil, err
+		}
 		results[i] = sr
 		for _, r := range sr.Results {
 			if r.Outcome != OutcomeExited || r.ExitCode != 0 {

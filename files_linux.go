@@ -219,3 +219,58 @@ func copyStored(dst, src *os.File, n int64, how int) error {
 
 // onlyWriter hides dst's ReadFrom so that io.Copy reads and writes.
 type onlyWriter struct{ io.Writer }
+
+// openOutput opens a task's output in the workspace (workspace.openOutput).
+func (rq *request) openOutput(p string) (outputReader, int64, error) { return openOutput(rq.ws, p) }
+
+// openOutput opens the regular file p beneath the workspace ws for
+// reading, with one openat2 from a descriptor of ws: no "..", no symlink
+// at any component (the last included), no magic link, no other mount.
+// No path is walked on the host, so a component a task swapped for a
+// symlink is refused, never followed. It does not wait: a FIFO opens at
+// once (O_NONBLOCK) and is then refused, as is anything but a regular
+// file; a terminal does not become the service's (O_NOCTTY). A device
+// cannot even be opened: the workspace is mounted nodev.
+func openOutput(ws, p string) (outputReader, int64, error) {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open workspace: %w", err)
+	}
+	defer unix.Close(root)
+	how := *resolveBeneath
+	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	var fd int
+	for try := 0; ; try++ {
+		fd, err = unix.Openat2(root, p, &how)
+		// EAGAIN: a rename raced the lookup (or a lease, which no
+		// process is left to hold); EINTR: a signal.
+		if (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) && try < 8 {
+			continue
+		}
+		break
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+		return nil, 0, fmt.Errorf("%w: %w", errOutputNotFound, err)
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV), errors.Is(err, unix.ENXIO),
+		errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.ENODEV),
+		errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EAGAIN), errors.Is(err, unix.ETXTBSY):
+		// A symlink, another mount, a socket, a device on the nodev
+		// mount, or a file that would not open without waiting.
+		return nil, 0, fmt.Errorf("%w: %w", errOutputNotRegular, err)
+	default:
+		return nil, 0, err
+	}
+	f := os.NewFile(uintptr(fd), p)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, 0, fmt.Errorf("%w: mode %#o", errOutputNotRegular, st.Mode)
+	}
+	return f, st.Size, nil
+}

@@ -387,6 +387,59 @@ func (s *FileStore) Put(ctx context.Context, r io.Reader, name, contentType stri
 	return s.commit(ctx, u, name, contentType)
 }
 
+// putOutput stores the content of r, a collected output of at most limit
+// bytes, as Put stores an upload named name, with no content type. The
+// content is hashed first: content stored already only has its expiry
+// refreshed, and nothing is written. Outputs take no upload slot
+// (MaxConcurrentUploads bounds the clients' uploads; a Sandbox's task
+// slots bound its outputs). The errors are Put's.
+func (s *FileStore) putOutput(ctx context.Context, r io.ReaderAt, name string, limit int64) (StoredFile, error) {
+	h := sha256.New()
+	n, err := io.Copy(h, io.NewSectionReader(r, 0, limit+1))
+	if err != nil {
+		return StoredFile{}, fmt.Errorf("read the output: %w", err)
+	}
+	if n > limit {
+		return StoredFile{}, &Error{Code: CodePayloadTooLarge,
+			Msg: fmt.Sprintf("output: the file is larger than the limit of %d bytes", limit)}
+	}
+	if info, ok := s.reuse(hex.EncodeToString(h.Sum(nil))); ok {
+		return info, nil
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return StoredFile{}, errStoreClosed
+	}
+	s.putting.Add(1)
+	s.mu.Unlock()
+	defer s.putting.Done()
+	u, err := s.receive(ctx, io.NewSectionReader(r, 0, n))
+	if err != nil {
+		return StoredFile{}, err
+	}
+	defer u.discard()
+	info, _, err := s.commit(ctx, u, name, "")
+	return info, err
+}
+
+// reuse returns the entry of id if it is stored, and refreshes its
+// expiry, as an upload of content stored already does.
+func (s *FileStore) reuse(id string) (StoredFile, bool) {
+	s.mu.Lock()
+	e := s.liveLocked(id)
+	if s.closed || e == nil {
+		s.mu.Unlock()
+		return StoredFile{}, false
+	}
+	now := s.now()
+	e.lastUse = now
+	info := e.info
+	s.mu.Unlock()
+	s.touch(id, now)
+	return info, true
+}
+
 // upload is the state of one Put.
 type upload struct {
 	s        *FileStore

@@ -38,6 +38,11 @@ import (
 // a dir entry may use it. Entries are in the order they apply: whiteouts,
 // then the rest with every directory before what it holds.
 //
+// A step's collected outputs (Task.Outputs) have no part in its layer:
+// its results are stored without them, and a replay reads them again from
+// the workspace it leaves, which holds them byte for byte (outputs.go).
+// A step with outputs has a layer of the same format as any other.
+//
 // The digest guards against damage, and the key inside it against a blob
 // filed under the wrong key; neither makes a layer trustworthy. Replay
 // places every entry beneath the workspace without following symlinks,

@@ -149,7 +149,7 @@ func (l Limits) validate() error {
 			return fmt.Errorf("limits: %s must be positive, got %d", p.name, p.v)
 		}
 	}
-	if l.MemoryMax < 4*MiB {
+	if l.MemoryMax < minMemoryMax {
 		return fmt.Errorf("limits: MemoryMax must be at least 4 MiB, got %d", l.MemoryMax)
 	}
 	if _, err := ParseCPUMax(l.CPUMax.String()); err != nil {
@@ -214,6 +214,14 @@ func (l *Limits) UnmarshalJSON(b []byte) error {
 type Config struct {
 	// Limits; zero fields take DefaultLimits.
 	Limits Limits
+	// QueueTimeout is how long a request that finds fewer free task slots
+	// than it needs (or others waiting before it) waits for them: the
+	// requests waiting are served strictly in arrival order, and one that
+	// still has no slots after QueueTimeout is refused with
+	// capacity_exhausted. A request's overall timeout starts once it holds
+	// its slots. 0 (the default): a request is refused at once.
+	// QUEUE_TIMEOUT_MS of API.md.
+	QueueTimeout time.Duration
 	// WorkspaceSize bounds /svc and /tmp of a request together (one
 	// tmpfs holds both) and the file size a task may write. Default
 	// 256 MiB.
@@ -240,8 +248,10 @@ type Config struct {
 	AllowedProfiles []Profile
 	// DefaultProfile is used by tasks that name none. Default compile_v2.
 	DefaultProfile Profile
-	// Files is the store file_ids resolve against (File.FileID); nil: any
-	// file_id is file_not_found. The Sandbox does not close it.
+	// Files is the store file_ids resolve against (File.FileID) and
+	// collected outputs are kept in (Task.Outputs); nil: any file_id is
+	// file_not_found and a request with outputs is invalid_request. The
+	// Sandbox does not close it.
 	Files *FileStore
 	// Cache is the step cache that deterministic steps are stored in and
 	// replayed from (see the package documentation, "Step cache"); nil:

@@ -279,38 +279,42 @@ func TestPipeMisbehave(t *testing.T) {
 // TestPipeTranscript: a stream past the output limit through the pipe:
 // the transcript is the first bytes exactly, cut with stdout_truncated,
 // while every byte reaches the consumer and the producer exits normally
-// (never output_limit); the request's output budget cuts it the same
-// way.
+// (never output_limit); the request's output budget, and the producer's
+// own lower limit (Task.Limits), cut it the same way.
 func TestPipeTranscript(t *testing.T) {
 	const total = 3_000_000
 	src := "seq 1 1000000 | head -c " + strconv.Itoa(total)
 	for _, tc := range []struct {
 		name   string
 		limits svc.Limits
+		task   svc.TaskLimits // the producer's own
 		want   int
 	}{
-		{"output limit", svc.Limits{OutputLimit: svc.MiB}, svc.MiB},
-		{"request output budget", svc.Limits{OutputLimit: svc.MiB, RequestOutputLimit: 100 * svc.KiB}, 100 * svc.KiB},
+		{"output limit", svc.Limits{OutputLimit: svc.MiB}, svc.TaskLimits{}, svc.MiB},
+		{"request output budget", svc.Limits{OutputLimit: svc.MiB, RequestOutputLimit: 100 * svc.KiB}, svc.TaskLimits{}, 100 * svc.KiB},
+		{"the producer's own output limit", svc.Limits{OutputLimit: svc.MiB}, svc.TaskLimits{OutputLimit: 10 * svc.KiB}, 10 * svc.KiB},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sb := newSandbox(t, svc.Config{Limits: tc.limits})
 			zero := 0
+			prod := sh(src)
+			prod.Limits = tc.task
 			resp := run(t, sb,
 				svc.Single(sh(src+" > want")),
 				// cmp exits 0 if it read every byte, and writes nothing:
 				// the budget's rest, if any, is the consumer's.
-				svc.Parallel(sh(src), svc.Task{Cmd: "cmp", Args: []string{"-s", "-", "want"}, StdinFrom: &zero}),
+				svc.Parallel(prod, svc.Task{Cmd: "cmp", Args: []string{"-s", "-", "want"}, StdinFrom: &zero}),
 			)
-			prod, cons := resp.Results[1].Results[0], resp.Results[1].Results[1]
-			expect(t, prod, svc.OutcomeExited, 0)
+			pr, cons := resp.Results[1].Results[0], resp.Results[1].Results[1]
+			expect(t, pr, svc.OutcomeExited, 0)
 			expect(t, cons, svc.OutcomeExited, 0)
 			full, err := exec.Command("sh", "-c", src).Output()
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := string(full[:tc.want])
-			if len(full) != total || prod.Stdout != want || !prod.StdoutTruncated {
-				t.Errorf("transcript %d bytes (the first ones: %v), truncated %v; want %d", len(prod.Stdout), strings.HasPrefix(want, prod.Stdout), prod.StdoutTruncated, tc.want)
+			if len(full) != total || pr.Stdout != want || !pr.StdoutTruncated {
+				t.Errorf("transcript %d bytes (the first ones: %v), truncated %v; want %d", len(pr.Stdout), strings.HasPrefix(want, pr.Stdout), pr.StdoutTruncated, tc.want)
 			}
 		})
 	}

@@ -39,10 +39,14 @@ type taskPlan struct {
 	profile Profile  // SandboxProfile, or the Sandbox's default profile
 	dir     string   // WorkingDir, or workspaceDir
 	env     []string // taskEnv, overridden and extended by Env
-	// limits are the Sandbox's: the run's wall and CPU time and output
-	// are held to them, and the cell it runs in was built with the same
-	// (its request's).
-	limits Limits
+	// limits are the Sandbox's, lowered by the task's Limits: the run's
+	// wall and CPU time and output are held to them, and the cell it runs
+	// in, built ahead with its request's, takes its memory, pids and
+	// rlimits where they differ. lowered are the task's Limits that
+	// differ from the Sandbox's (zero elsewhere), which its cache key
+	// holds.
+	limits  Limits
+	lowered TaskLimits
 }
 
 // workspaceDir is where a task sees the workspace: its working dir and
@@ -58,6 +62,9 @@ var taskEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + workspaceD
 // opened.
 func (s *Sandbox) plan(req *Request) (*plan, error) {
 	if err := req.Validate(s.limits, s.cfg.AllowedProfiles); err != nil {
+		return nil, err
+	}
+	if err := checkOutputsStore(req, s.cfg.Files); err != nil {
 		return nil, err
 	}
 	// Inline files first: a request refused for its size opens nothing.
@@ -87,7 +94,8 @@ func (s *Sandbox) plan(req *Request) (*plan, error) {
 func (p *plan) close() { p.stored.close() }
 
 // resolveSteps resolves the tasks of every step of req, with def the
-// profile of a task that names none and lim the limits of every task.
+// profile of a task that names none and lim the Sandbox's limits, which
+// a task's Limits lower.
 func resolveSteps(req *Request, def Profile, lim Limits) []stepPlan {
 	steps := make([]stepPlan, len(req.Steps))
 	for i := range req.Steps {
@@ -103,7 +111,8 @@ func resolveSteps(req *Request, def Profile, lim Limits) []stepPlan {
 // resolveTask resolves t: the one place that says what a task that leaves
 // a field empty gets.
 func resolveTask(t *Task, def Profile, lim Limits) taskPlan {
-	tp := taskPlan{Task: t, profile: t.SandboxProfile, dir: t.WorkingDir, env: t.environ(), limits: lim}
+	tp := taskPlan{Task: t, profile: t.SandboxProfile, dir: t.WorkingDir, env: t.environ(),
+		limits: lim.lowered(t.Limits), lowered: t.Limits.differing(lim)}
 	if tp.profile == "" {
 		tp.profile = def
 	}

@@ -61,6 +61,13 @@ type workspace interface {
 	snapshot() (*tree, error)
 	writeLayer(lw *layerWriter, changes []layerEntry, after *tree) error
 	applyLayer(l *layer, key string) error
+	// openOutput opens the file at p, a clean workspace-relative path,
+	// to read a task's output (Task.Outputs), and returns its size: a
+	// regular file reached without following a symlink at any
+	// component, nor leaving the workspace's mount. Else it fails with
+	// errOutputNotFound, errOutputNotRegular, or an error of the host.
+	// Opening never waits (a FIFO, a lease).
+	openOutput(p string) (outputReader, int64, error)
 	// spendOutput takes a replayed step's output from the request's
 	// output budget, as its run did.
 	spendOutput(sr StepResult)

@@ -43,6 +43,7 @@ func (unsupported) runStep(context.Context, *stepPlan, storedFiles) (StepResult,
 func (unsupported) snapshot() (*tree, error)                           { return nil, errUnsupported }
 func (unsupported) writeLayer(*layerWriter, []layerEntry, *tree) error { return errUnsupported }
 func (unsupported) applyLayer(*layer, string) error                    { return errUnsupported }
+func (unsupported) openOutput(string) (outputReader, int64, error)     { return nil, 0, errUnsupported }
 func (unsupported) spendOutput(StepResult)                             {}
 func (unsupported) reset() error                                       { return errUnsupported }
 func (unsupported) discardCells()                                      {}

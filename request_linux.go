@@ -199,8 +199,6 @@ func removeEmpty(dir string) error {
 
 // cellSpec is the sandbox the request's shells are built with.
 func (rq *request) cellSpec() initproc.CellSpec {
-	l := rq.limits
-	cpuSecs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
 	return initproc.CellSpec{
 		BaseFilter:  rq.h.base,
 		BaseWatched: rq.h.baseWatched,
@@ -209,13 +207,54 @@ func (rq *request) cellSpec() initproc.CellSpec {
 		UID:         taskUID,
 		GID:         taskGID,
 		Rlimits: []initproc.Rlimit{
-			{Resource: unix.RLIMIT_CPU, Soft: cpuSecs, Hard: cpuSecs + 1},
+			cpuRlimit(rq.limits),
 			{Resource: unix.RLIMIT_FSIZE, Soft: uint64(rq.size), Hard: uint64(rq.size)},
 			{Resource: unix.RLIMIT_NOFILE, Soft: 1024, Hard: 1024},
 			{Resource: unix.RLIMIT_CORE, Soft: 0, Hard: 0},
-			{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)},
+			stackRlimit(rq.limits),
 		},
 	}
+}
+
+// cpuRlimit is the RLIMIT_CPU of a task with limits l, the backstop of
+// its CPU time limit, at which watchCPU ends the task: a process of the
+// task that has used the limit rounded up to whole seconds, plus one, gets
+// SIGXCPU, and SIGKILL a second later.
+func cpuRlimit(l Limits) initproc.Rlimit {
+	secs := uint64(math.Ceil(l.CPUTimeLimit.Seconds())) + 1
+	return initproc.Rlimit{Resource: unix.RLIMIT_CPU, Soft: secs, Hard: secs + 1}
+}
+
+// stackRlimit is the RLIMIT_STACK of a task with limits l: its memory.
+func stackRlimit(l Limits) initproc.Rlimit {
+	return initproc.Rlimit{Resource: unix.RLIMIT_STACK, Soft: uint64(l.MemoryMax), Hard: uint64(l.MemoryMax)}
+}
+
+// lower gives the cell, built with the request's limits, those of a task
+// with limits l where they are lower: its cgroup's memory and pids limits,
+// and the rlimits its task process sets once released, which it returns.
+// A task with the request's limits, the common one, changes nothing.
+func (c *cell) lower(rq *request, l Limits) ([]initproc.Rlimit, error) {
+	built := rq.limits
+	var cl cgroup.Limits
+	if l.MemoryMax != built.MemoryMax {
+		cl.MemoryMax = l.MemoryMax
+	}
+	if l.PidsMax != built.PidsMax {
+		cl.PidsMax = l.PidsMax
+	}
+	if cl != (cgroup.Limits{}) {
+		if err := c.group.SetLimits(cl); err != nil {
+			return nil, fmt.Errorf("lower the task's limits: %w", err)
+		}
+	}
+	var rl []initproc.Rlimit
+	for _, r := range [][2]initproc.Rlimit{{cpuRlimit(built), cpuRlimit(l)}, {stackRlimit(built), stackRlimit(l)}} {
+		if r[0] != r[1] {
+			rl = append(rl, r[1])
+		}
+	}
+	return rl, nil
 }
 
 // buildCell takes a shell of the request's identity slot, makes the task
@@ -470,7 +509,8 @@ func (rq *request) closeCell(c *cell) {
 
 // runIn runs t in c, a cell of the request taken for it, which it
 // closes. Its resolved profile, working dir, environment and limits are
-// the plan's.
+// the plan's; the cell takes the limits where they are lower than the
+// request's it was built with (cell.lower).
 func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell) (Result, error) {
 	profile, l := t.profile, t.limits
 	defer rq.closeCell(c)
@@ -482,13 +522,18 @@ func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell) (Result, err
 		}
 		filter = f.prog
 	}
+	rlimits, err := c.lower(rq, l)
+	if err != nil {
+		return Result{}, err
+	}
 	rt := &runner.Task{
 		Spec: initproc.TaskSpec{
-			Dir:    t.dir,
-			Cmd:    t.Cmd,
-			Args:   append([]string{t.Cmd}, t.Args...),
-			Env:    t.env,
-			Filter: filter,
+			Dir:     t.dir,
+			Cmd:     t.Cmd,
+			Args:    append([]string{t.Cmd}, t.Args...),
+			Env:     t.env,
+			Filter:  filter,
+			Rlimits: rlimits,
 		},
 		Stdin:       t.Stdin,
 		WallTimeout: l.WallTimeout,

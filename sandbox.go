@@ -22,9 +22,10 @@ type Sandbox struct {
 	log    *slog.Logger
 	host   platform // the machinery of the system (platform.go)
 
-	// slots are the task slots of Limits.MaxConcurrency; a request holds
-	// as many as its widest step has tasks.
-	slots  chan struct{}
+	// slots are the task slots of Limits.MaxConcurrency and the requests
+	// waiting for them (admit.go); a request holds as many as its widest
+	// step has tasks.
+	slots  *slotQueue
 	tag    string // of this instance, in request ids
 	nextID atomic.Uint64
 
@@ -38,10 +39,8 @@ type Sandbox struct {
 	// closing is cancelled by Close; requests run under it.
 	closing context.Context
 	close   context.CancelCauseFunc
-	running sync.WaitGroup
 
-	mu     sync.Mutex // guards closed and ids
-	closed bool
+	mu sync.Mutex // guards ids
 	// ids are the identity slots in use: one for each running request
 	// (at most MaxConcurrency), each prepared one (at most cap(pool)) and
 	// each being prepared (one per preparer), so a request always finds
@@ -81,7 +80,7 @@ func New(cfg Config) (*Sandbox, error) {
 		cfg:    cfg,
 		limits: cfg.Limits,
 		log:    cfg.Logger,
-		slots:  make(chan struct{}, cfg.Limits.MaxConcurrency),
+		slots:  newSlotQueue(cfg.Limits.MaxConcurrency),
 		tag:    strconv.FormatInt(time.Now().UnixNano()%(36*36*36*36), 36),
 		pool:   make(chan workspace, poolSize(cfg.Limits.MaxConcurrency)),
 		ids:    make([]bool, identitySlots(cfg.Limits.MaxConcurrency)),
@@ -218,6 +217,9 @@ func (c Config) withDefaults() (Config, error) {
 	if err := c.Limits.validate(); err != nil {
 		return c, err
 	}
+	if c.QueueTimeout < 0 {
+		return c, fmt.Errorf("config: QueueTimeout must not be negative, got %v", c.QueueTimeout)
+	}
 	if c.WorkspaceSize == 0 {
 		c.WorkspaceSize = 256 * MiB
 	}
@@ -308,13 +310,14 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 		return nil, err
 	}
 	defer p.close()
-	release, err := s.admit(p.width)
+	waited, err := s.admit(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer s.release(p.width)
 	// The request runs until the overall deadline plus a grace period
-	// (API.md, Deadlines), until ctx ends, or until Close.
+	// (API.md, Deadlines), until ctx ends, or until Close. The deadline
+	// starts now that the request holds its slots, not when it arrived.
 	deadline := time.Now().Add(s.limits.OverallTimeout)
 	rctx, cancel := context.WithDeadlineCause(ctx, deadline.Add(hardDeadlineGrace), errHardDeadline)
 	defer cancel()
@@ -326,7 +329,11 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	}
 	defer s.finish(ws)
 	ex, err := s.execute(rctx, ws, p, deadline)
-	return s.answer(ctx, rctx, p.req, ex, err)
+	resp, err := s.answer(ctx, rctx, p.req, ex, err)
+	if resp != nil {
+		resp.QueueWait = waited
+	}
+	return resp, err
 }
 
 // takeID returns a free identity slot; by the count of ids one is always
@@ -349,17 +356,15 @@ func (s *Sandbox) putID(i int) {
 	s.ids[i] = false
 }
 
-// Close stops accepting requests, kills the running ones (they return
-// shutting_down), waits for them to be cleaned up or for ctx to end, and
-// removes the service's cgroups.
+// Close stops accepting requests, refuses those waiting for slots and
+// kills the running ones (all return shutting_down), waits for them to be
+// cleaned up or for ctx to end, and removes the service's cgroups.
 func (s *Sandbox) Close(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
+	s.slots.close()
 	s.close(errClosing)
 	done := make(chan struct{})
 	go func() {
-		s.running.Wait()
+		s.slots.held.Wait()
 		close(done)
 	}()
 	select {

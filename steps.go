@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // A Request is an ordered list of steps run in one sandbox workspace.
@@ -81,6 +82,18 @@ type Task struct {
 	SandboxProfile Profile `json:"sandbox_profile,omitempty"`
 	// Cache declares the task deterministic; nil takes Request.Cache.
 	Cache *bool `json:"cache,omitempty"`
+	// Limits lower the service's limits for this task; the zero value
+	// is the service's (see TaskLimits).
+	Limits TaskLimits `json:"limits,omitzero"`
+	// Outputs are paths of files the task leaves behind, relative to
+	// the workspace (/svc) whatever the working dir, at most
+	// [MaxOutputs]. After the step's tasks have all ended, whatever
+	// their outcome, each is read without following a symlink at any
+	// component and kept in the file store ([Config].Files) like an
+	// upload, named by its base name; the result's Outputs say where.
+	// Validate normalizes them like Files keys. A replayed step has the
+	// same outputs, read again from the workspace the replay leaves.
+	Outputs []string `json:"outputs,omitempty"`
 	// StdinFrom, in a parallel step, is the index of another task of the
 	// step whose standard output becomes this task's standard input
 	// (Stdin must then be empty); nil for none. A task feeds one task at
@@ -204,6 +217,73 @@ type Result struct {
 	Stats Stats
 	// Error says why a task did not run (not-run results only).
 	Error string
+	// Outputs holds an entry for each path of the task's Outputs, by
+	// its normalized path: the stored file, or why there is none. It is
+	// nil for a task without outputs and for a not-run result.
+	Outputs map[string]OutputFile
+}
+
+// OutputFile is a collected output (Task.Outputs): a file of the file
+// store and its size, or an Error and nothing else. In JSON it is
+// {"file_id": "<hex64>", "size": N} or {"error": "<reason>"}.
+type OutputFile struct {
+	// FileID is the lowercase hex SHA-256 of the content: read it with
+	// [FileStore.Open], or over HTTP with GET /file/{id}.
+	FileID string
+	// Size is the size of the content in bytes.
+	Size int64
+	// Error says why there is no file; "" when there is one.
+	Error OutputError
+}
+
+// OutputError says why a collected output has no file. Its string value
+// is the wire value.
+type OutputError string
+
+// The reasons a collected output has no file.
+const (
+	// OutputNotFound: nothing is at the path (or a component of it is
+	// not a directory).
+	OutputNotFound OutputError = "not_found"
+	// OutputNotRegular: the path is a directory, a device, a FIFO, a
+	// socket, or a symlink is at one of its components.
+	OutputNotRegular OutputError = "not_regular"
+	// OutputTooLarge: the file is larger than an upload may be
+	// (Limits.UploadFileLimit, and the file store's MaxUploadBytes).
+	OutputTooLarge OutputError = "too_large"
+	// OutputStoreFull: the file store could not take the file: it is
+	// full, or failing (the cause is logged).
+	OutputStoreFull OutputError = "store_full"
+)
+
+// MaxOutputs is the most paths a task's Outputs may hold.
+const MaxOutputs = 32
+
+type outputFileJSON struct {
+	FileID string      `json:"file_id,omitempty"`
+	Size   *int64      `json:"size,omitempty"`
+	Error  OutputError `json:"error,omitempty"`
+}
+
+// MarshalJSON encodes {"file_id": ..., "size": ...} or {"error": ...}.
+func (o OutputFile) MarshalJSON() ([]byte, error) {
+	if o.Error != "" {
+		return json.Marshal(outputFileJSON{Error: o.Error})
+	}
+	return json.Marshal(outputFileJSON{FileID: o.FileID, Size: &o.Size})
+}
+
+// UnmarshalJSON decodes either shape.
+func (o *OutputFile) UnmarshalJSON(b []byte) error {
+	var v outputFileJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*o = OutputFile{FileID: v.FileID, Error: v.Error}
+	if v.Size != nil {
+		o.Size = *v.Size
+	}
+	return nil
 }
 
 // Stats are a completed task's resource statistics. A nil value is one the
@@ -253,6 +333,8 @@ type completedJSON struct {
 	StdoutTruncated bool    `json:"stdout_truncated"`
 	StderrTruncated bool    `json:"stderr_truncated"`
 	Stats           Stats   `json:"stats"`
+	// Outputs is absent for a task without outputs.
+	Outputs map[string]OutputFile `json:"outputs,omitempty"`
 }
 
 type notRunJSON struct {
@@ -274,7 +356,7 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Outcome: r.Outcome, ExitCode: r.ExitCode, Signal: sig, Replayed: r.Replayed,
 		Stdout: r.Stdout, Stderr: r.Stderr,
 		StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
-		Stats: r.Stats,
+		Stats: r.Stats, Outputs: r.Outputs,
 	})
 }
 
@@ -291,7 +373,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		Outcome: v.Outcome, ExitCode: v.ExitCode, Replayed: v.Replayed,
 		Stdout: v.Stdout, Stderr: v.Stderr,
 		StdoutTruncated: v.StdoutTruncated, StderrTruncated: v.StderrTruncated,
-		Stats: v.Stats, Error: v.Error,
+		Stats: v.Stats, Error: v.Error, Outputs: v.Outputs,
 	}
 	if v.Signal != nil {
 		r.Signal = *v.Signal
@@ -337,6 +419,9 @@ type Response struct {
 	// Legacy mirrors Request.Legacy: the response of a legacy request is
 	// encoded as the bare array of step results (spec 2.7).
 	Legacy bool `json:"-"`
+	// QueueWait is how long the request waited for its task slots
+	// (Config.QueueTimeout); 0 when it found them free. Not encoded.
+	QueueWait time.Duration `json:"-"`
 }
 
 // CacheSummary reports what the step cache did for a request.

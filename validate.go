@@ -30,11 +30,13 @@ const (
 //     step, an empty or NUL-containing cmd, a NUL in args, a bad env name or
 //     a NUL in an env value, a bad file path, a file_id that is not 64
 //     lowercase hex characters, a working_dir that is not absolute, an
-//     unknown sandbox_profile, or a stdin_from outside a parallel step,
-//     with a non-empty stdin, not naming another task of the step, or
-//     naming a task that feeds another already;
-//   - [CodeLimitsExceeded] for more steps than lim.MaxSteps or a step with
-//     more tasks than lim.MaxParallelTasks;
+//     unknown sandbox_profile, more than [MaxOutputs] outputs, a bad
+//     output path or two with one normal form, or a stdin_from outside a
+//     parallel step, with a non-empty stdin, not naming another task of
+//     the step, or naming a task that feeds another already;
+//   - [CodeLimitsExceeded] for more steps than lim.MaxSteps, a step with
+//     more tasks than lim.MaxParallelTasks, or a task's Limits above
+//     lim's (a negative one is invalid_request);
 //   - [CodeProfileNotAllowed] for a known profile that is not in allowed.
 //
 // Validate normalizes in place: the keys of Task.Files become path.Clean
@@ -42,6 +44,8 @@ const (
 // are invalid, and so is a file that another path of the task needs as a
 // directory), and Task.WorkingDir becomes its path.Clean form. A new map
 // replaces Task.Files when a key changes; the caller's map is not modified.
+// The paths of Task.Outputs become clean forms the same way, in a new
+// slice when one changes.
 // Strings may hold any valid UTF-8.
 //
 // Validate is not safe to call concurrently on the same Request.
@@ -68,6 +72,9 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 		}
 		for j := range s.Tasks {
 			if err := validateTask(taskPath(sp, *s, j), &s.Tasks[j], allowed); err != nil {
+				return err
+			}
+			if err := s.Tasks[j].Limits.validate(taskPath(sp, *s, j), lim); err != nil {
 				return err
 			}
 		}
@@ -169,6 +176,9 @@ func validateTask(p string, t *Task, allowed []Profile) error {
 	if err := validateFiles(p+".files", t); err != nil {
 		return err
 	}
+	if err := validateOutputs(p+".outputs", t); err != nil {
+		return err
+	}
 	if wd := t.WorkingDir; wd != "" {
 		switch {
 		case hasNUL(wd):
@@ -231,6 +241,35 @@ func validateFiles(p string, t *Task) error {
 			m[clean] = t.Files[k]
 		}
 		t.Files = m
+	}
+	return nil
+}
+
+// validateOutputs checks the paths of t.Outputs, at most MaxOutputs, and
+// replaces t.Outputs by a slice of their normal forms if any path was not
+// in normal form. Two paths with one normal form are invalid.
+func validateOutputs(p string, t *Task) error {
+	if n := len(t.Outputs); n > MaxOutputs {
+		return fieldErr(p, fmt.Sprintf("%d paths; at most %d are allowed", n, MaxOutputs))
+	}
+	var clean []string // the normal forms, once one differs
+	for i, o := range t.Outputs {
+		c, problem := cleanWorkspacePath(o)
+		if problem != "" {
+			return fieldErr(indexPath(p, i), problem)
+		}
+		if j := slices.IndexFunc(t.Outputs[:i], func(prev string) bool { return path.Clean(prev) == c }); j >= 0 {
+			return fieldErr(indexPath(p, i), fmt.Sprintf("same path as %s", indexPath(p, j)))
+		}
+		if clean == nil && c != o {
+			clean = slices.Clone(t.Outputs)
+		}
+		if clean != nil {
+			clean[i] = c
+		}
+	}
+	if clean != nil {
+		t.Outputs = clean
 	}
 	return nil
 }

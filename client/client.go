@@ -46,6 +46,16 @@
 //     load balancer can send them to the same instance.
 //   - Any other 4xx, rate_limited included, is returned at once.
 //
+// A server with a queue timeout (QUEUE_TIMEOUT_MS, [Info].QueueTimeout)
+// holds a request that finds no free execution slot until one comes free,
+// in arrival order, so a burst is served without retries; it answers
+// capacity_exhausted only when the request waited the whole queue timeout,
+// and the retries above then send it to the back of the queue again.
+// Against a server that answers at once (QUEUE_TIMEOUT_MS 0, the default)
+// the retries are what spreads a burst out. Either way, a context that
+// ends while the request waits on the server takes it out of the queue:
+// it never runs.
+//
 // Cancelling the context stops at once, also in the middle of a wait; a
 // wait that would outlast the context's deadline is not begun: the last
 // error is returned instead. One call keeps the same x-request-id over its
@@ -86,7 +96,10 @@ import (
 // files are per instance: when [Client.Execute] meets file_not_found, the
 // uploads again and the request sent again must reach the same instance,
 // or the request may land where the files are not, again. They all
-// carry this header with one fresh random value; no other request
+// carry this header with one fresh random value, unless the call's
+// context has one of its own ([WithAffinity]): a request with collected
+// outputs and the downloads of its outputs must reach one instance too,
+// since the outputs are stored where the request ran. No other request
 // carries it. A balancer that hashes on it sends them together and
 // balances everything else as before: nginx's
 //
@@ -104,6 +117,20 @@ type affinityKey struct{}
 // AffinityHeader value v.
 func withAffinity(ctx context.Context, v string) context.Context {
 	return context.WithValue(ctx, affinityKey{}, v)
+}
+
+// WithAffinity returns a context under which every call of a Client
+// carries the [AffinityHeader] value v (any non-empty string; a fresh
+// random one, such as a UUID, per group of calls). Send a request with
+// collected outputs and the downloads of its outputs under one such
+// context: behind a balancer that hashes on the header they reach the
+// instance that ran the request and stored the outputs.
+func WithAffinity(ctx context.Context, v string) context.Context { return withAffinity(ctx, v) }
+
+// hasAffinity reports whether calls under ctx carry an AffinityHeader.
+func hasAffinity(ctx context.Context) bool {
+	v, _ := ctx.Value(affinityKey{}).(string)
+	return v != ""
 }
 
 // Config configures a Client. URL is required; every other zero field

@@ -18,6 +18,7 @@ import (
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/client"
 	"github.com/svc-sandbox/svc/httpapi"
+	"github.com/svc-sandbox/svc/internal/apicheck"
 	"github.com/svc-sandbox/svc/svctest"
 )
 
@@ -25,7 +26,7 @@ const helloC = "#include <stdio.h>\nint main(void) { puts(\"hello from the sandb
 
 // TestEndpoints calls every method against a real server.
 func TestEndpoints(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	ctx := context.Background()
 
@@ -129,6 +130,43 @@ func TestEndpoints(t *testing.T) {
 	}
 }
 
+// TestQueueNoRetry: a server with a queue timeout holds a request that
+// finds its one slot taken until the slot is free: the client sends it
+// once, and Info reports the queue timeout.
+func TestQueueNoRetry(t *testing.T) {
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{QueueTimeout: time.Minute, Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
+	p := newProxy(t, s.URL)
+	c, err := client.New(client.Config{URL: p.URL, Key: s.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &waits{}
+	client.SetSleep(c, w.wait)
+	if info, err := c.Info(context.Background()); err != nil || info.QueueTimeout != time.Minute {
+		t.Fatalf("info: %+v %v", info, err)
+	}
+
+	busy := make(chan error, 1)
+	go func() {
+		_, err := s.NewClient(client.Config{}).Run(context.Background(), svc.Single(svc.Task{Cmd: "sleep", Args: []string{"1"}}))
+		busy <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); s.Sandbox.SlotsInUse() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was never taken")
+		}
+	}
+	if got := stdout(t, func() (*svc.Response, error) { return c.Execute(context.Background(), echo()) }); got != "hi\n" {
+		t.Errorf("stdout %q", got)
+	}
+	if err := <-busy; err != nil {
+		t.Fatal(err)
+	}
+	if n := p.count("POST /execute"); n != 1 || len(w.all()) != 0 {
+		t.Errorf("%d requests sent, waits %v; want one request, no retry", n, w.all())
+	}
+}
+
 func TestNewChecksURL(t *testing.T) {
 	for _, u := range []string{"", "127.0.0.1:8080", "ftp://host", "http://", "http://h/?q=1", "http://h/#x", ":"} {
 		if _, err := client.New(client.Config{URL: u}); err == nil {
@@ -147,7 +185,7 @@ func TestErrorCodes(t *testing.T) {
 	e := newEnv(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxSteps: 2}}}, client.RetryPolicy{})
 	ctx := context.Background()
 
-	bad, err := client.New(client.Config{URL: e.p.URL, Key: "wrong-key"})
+	bad, err := client.New(client.Config{URL: e.p.URL, Key: "wrong-key", HTTPClient: checked(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +193,7 @@ func TestErrorCodes(t *testing.T) {
 	if re := wantCode(t, err, svc.CodeUnauthorized); re.StatusCode != 401 || re.Code != "unauthorized" {
 		t.Errorf("%+v", re)
 	}
-	_, err = e.c.Execute(ctx, &svc.Request{})
+	_, err = e.c.Execute(apicheck.Malformed(ctx), &svc.Request{}) // steps: null
 	wantCode(t, err, svc.CodeInvalidRequest)
 	three := &svc.Request{Steps: []svc.Step{echo().Steps[0], echo().Steps[0], echo().Steps[0]}}
 	_, err = e.c.Execute(ctx, three)
@@ -225,9 +263,9 @@ func TestRateLimitedIsNotRetried(t *testing.T) {
 // capacity_exhausted with Retry-After; the client waits that long and
 // gets through once the slot is free.
 func TestRetry503RetryAfter(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
 	p := newProxy(t, s.URL)
-	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: client.RetryPolicy{MaxRetries: 10}})
+	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: client.RetryPolicy{MaxRetries: 10}, HTTPClient: checked(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -721,7 +759,7 @@ func TestHealth(t *testing.T) {
 
 // TestConcurrentUse shares one client between goroutines.
 func TestConcurrentUse(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)

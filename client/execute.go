@@ -41,8 +41,11 @@ func (c *Client) Execute(ctx context.Context, req *svc.Request) (*svc.Response, 
 		return resp, err
 	}
 	// Behind a load balancer, the uploads and the request must meet on
-	// one instance: see AffinityHeader.
-	ctx = withAffinity(ctx, uuid.NewString())
+	// one instance: see AffinityHeader. A caller's affinity holds them
+	// together already, with its downloads.
+	if !hasAffinity(ctx) {
+		ctx = withAffinity(ctx, uuid.NewString())
+	}
 	again := false
 	for _, id := range fileIDs(req) {
 		ok, uerr := c.reupload(ctx, id)

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"os"
+	"path"
 	"path/filepath"
 	"sync/atomic"
 
@@ -183,6 +184,32 @@ func (c *Client) Download(ctx context.Context, id string, w io.Writer) (int64, e
 		}
 		return nil
 	}})
+	return n, err
+}
+
+// DownloadOutput writes the content of the collected output p of the
+// result r (svc.Task.Outputs; p as the request named it, or in its normal
+// form) to w, with [Client.Download], and returns its size. An output
+// with an error entry is not_found, naming the reason; a path r has no
+// output for is invalid_request. Outputs are stored on the instance that
+// ran the request: behind a load balancer, send the request and the
+// download under one [WithAffinity] context.
+func (c *Client) DownloadOutput(ctx context.Context, r svc.Result, p string, w io.Writer) (int64, error) {
+	o, ok := r.Outputs[p]
+	if !ok {
+		o, ok = r.Outputs[path.Clean(p)]
+	}
+	switch {
+	case !ok:
+		return 0, &svc.Error{Code: svc.CodeInvalidRequest, Msg: fmt.Sprintf("client: the result has no output %q", p)}
+	case o.Error != "":
+		return 0, &svc.Error{Code: svc.CodeNotFound, Msg: fmt.Sprintf("client: output %q: %s", p, o.Error)}
+	}
+	n, err := c.Download(ctx, o.FileID, w)
+	if err == nil && n != o.Size {
+		err = &svc.Error{Code: svc.CodeInternalError,
+			Msg: fmt.Sprintf("client: output %q: %d bytes, the result says %d", p, n, o.Size)}
+	}
 	return n, err
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/client"
+	"github.com/svc-sandbox/svc/internal/apicheck"
 	"github.com/svc-sandbox/svc/svctest"
 )
 
@@ -126,6 +127,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	w.Header().Set(apicheck.InjectedHeader, "1") // not the server's answer
 	if f.retryAfter != "" {
 		w.Header().Set("Retry-After", f.retryAfter)
 	}
@@ -195,15 +197,32 @@ type env struct {
 
 func newEnv(t *testing.T, cfg svctest.Config, retry client.RetryPolicy) *env {
 	t.Helper()
-	s := svctest.NewServer(t, cfg)
+	s := newServer(t, cfg)
 	p := newProxy(t, s.URL)
-	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: retry})
+	c, err := client.New(client.Config{URL: p.URL, Key: s.Key, Retry: retry, HTTPClient: checked(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &waits{}
 	client.SetSleep(c, w.wait)
 	return &env{s: s, p: p, c: c, waits: w}
+}
+
+// newServer starts a server for cfg (svctest.NewServer) whose client
+// checks every request and every response against openapi.yaml: each
+// test of this package makes its servers with it.
+func newServer(t *testing.T, cfg svctest.Config) *svctest.Server {
+	t.Helper()
+	s := svctest.NewServer(t, cfg)
+	apicheck.Wrap(t, s.Client)
+	return s
+}
+
+// checked returns an HTTP client that checks every request and every
+// response against openapi.yaml, for a client of a proxy: the proxy marks
+// the answers it makes up, which are not checked.
+func checked(t *testing.T) *http.Client {
+	return &http.Client{Transport: apicheck.Transport(t, http.DefaultTransport.(*http.Transport).Clone())}
 }
 
 // echo is a request whose one task prints hi.

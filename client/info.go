@@ -33,6 +33,10 @@ type Info struct {
 	Cache CacheInfo
 	// Limits are the limits every task and request is held to.
 	Limits svc.Limits
+	// QueueTimeout is how long the server lets a request wait for
+	// execution slots before it answers capacity_exhausted
+	// (QUEUE_TIMEOUT_MS); 0 when it answers at once.
+	QueueTimeout time.Duration
 }
 
 // CacheInfo describes a server's step cache.
@@ -65,7 +69,8 @@ type infoJSON struct {
 		TTLSecs   int64  `json:"ttl_secs"`
 		Backend   string `json:"backend"`
 	} `json:"cache"`
-	Limits svc.Limits `json:"limits"`
+	Limits         svc.Limits `json:"limits"`
+	QueueTimeoutMs int64      `json:"queue_timeout_ms"`
 }
 
 // Info returns the server's capabilities and effective limits (GET /info).
@@ -80,7 +85,7 @@ func (c *Client) Info(ctx context.Context) (*Info, error) {
 		AllowedProfiles: v.SandboxProfiles.Allowed, DefaultProfile: v.SandboxProfiles.Default,
 		Cache: CacheInfo{Enabled: v.Cache.Enabled, Namespace: v.Cache.Namespace,
 			TTL: time.Duration(v.Cache.TTLSecs) * time.Second, Backend: v.Cache.Backend},
-		Limits: v.Limits,
+		Limits: v.Limits, QueueTimeout: time.Duration(v.QueueTimeoutMs) * time.Millisecond,
 	}, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // that feed each other run, and a task that feeds itself is refused by
 // the server with invalid_request.
 func TestStdinFrom(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	c := s.NewClient(client.Config{})
 	ctx := context.Background()
 	zero, one := 0, 1

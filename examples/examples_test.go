@@ -1,5 +1,6 @@
 // Package examples_test builds every example program, runs it, and checks
-// that it prints what the README shows it printing.
+// that it prints what the manual shows it printing: hello in README.md,
+// judge and interactive in docs/library.md, client in docs/go-client.md.
 package examples_test
 
 import (
@@ -20,39 +21,43 @@ import (
 	"github.com/svc-sandbox/svc/svctest"
 )
 
+// shownIn is the page of the manual that shows each example's output.
+var shownIn = map[string]string{
+	"hello":       "../README.md",
+	"judge":       "../docs/library.md",
+	"client":      "../docs/go-client.md",
+	"interactive": "../docs/library.md",
+}
+
 // TestExamples builds the examples with the go command and runs each as
-// the README says: hello, judge and interactive make sandboxes of their
+// the manual says: hello, judge and interactive make sandboxes of their
 // own, client talks to a server the test starts.
 func TestExamples(t *testing.T) {
 	svctest.RequireSandbox(t)
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := build(t, "hello", "judge", "client", "interactive")
 
 	t.Run("hello", func(t *testing.T) {
 		t.Parallel()
 		out := runExample(t, filepath.Join(bin, "hello"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
-		same(t, "hello", out, readmeOutput(t, readme, "hello"))
+		same(t, "hello", out, shownOutput(t, "hello"))
 	})
 	t.Run("judge", func(t *testing.T) {
 		t.Parallel()
 		out := runExample(t, filepath.Join(bin, "judge"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
-		same(t, "judge", out, readmeOutput(t, readme, "judge"))
+		same(t, "judge", out, shownOutput(t, "judge"))
 	})
 	t.Run("interactive", func(t *testing.T) {
 		t.Parallel()
 		out := runExample(t, filepath.Join(bin, "interactive"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
-		same(t, "interactive", out, readmeOutput(t, readme, "interactive"))
+		same(t, "interactive", out, shownOutput(t, "interactive"))
 	})
 	t.Run("client", func(t *testing.T) {
 		t.Parallel()
 		s := svctest.NewServer(t, svctest.Config{})
 		out := runExample(t, filepath.Join(bin, "client"), "-url", s.URL, "-key", s.Key)
-		// The README shows the default URL.
+		// The manual shows the default URL.
 		out = strings.ReplaceAll(out, s.URL, "http://127.0.0.1:8080")
-		same(t, "client", out, readmeOutput(t, readme, "client"))
+		same(t, "client", out, shownOutput(t, "client"))
 		if files := s.Files.List(); len(files) != 0 {
 			t.Errorf("the client left %d files on the server", len(files))
 		}
@@ -94,18 +99,24 @@ func runExample(t *testing.T, prog string, args ...string) string {
 	return stdout.String()
 }
 
-// readmeOutput returns the block the README shows as the output of an
-// example: the fenced block after the line "<!-- output of examples/NAME -->".
-func readmeOutput(t *testing.T, readme []byte, name string) string {
+// shownOutput returns the block the manual shows as the output of an
+// example: in the page of shownIn, the fenced block after the line
+// "<!-- output of examples/NAME -->".
+func shownOutput(t *testing.T, name string) string {
 	t.Helper()
+	page := shownIn[name]
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
 	marker := "<!-- output of examples/" + name + " -->"
-	_, after, ok := strings.Cut(string(readme), marker)
+	_, after, ok := strings.Cut(string(b), marker)
 	if !ok {
-		t.Fatalf("README.md has no %s", marker)
+		t.Fatalf("%s has no %s", page, marker)
 	}
 	m := regexp.MustCompile("(?s)^\\s*```[a-z]*\\n(.*?)```").FindStringSubmatch(after)
 	if m == nil {
-		t.Fatalf("README.md: no fenced block after %s", marker)
+		t.Fatalf("%s: no fenced block after %s", page, marker)
 	}
 	return m[1]
 }
@@ -124,13 +135,13 @@ func normalize(s string) []string {
 	return lines
 }
 
-// same fails the test unless got is the README's output but for the
-// measurements.
-func same(t *testing.T, name, got, readme string) {
+// same fails the test unless got is the output the manual shows but for
+// the measurements.
+func same(t *testing.T, name, got, shown string) {
 	t.Helper()
-	g, w := normalize(got), normalize(readme)
+	g, w := normalize(got), normalize(shown)
 	if strings.Join(g, "\n") != strings.Join(w, "\n") {
-		t.Errorf("examples/%s prints\n%s\nbut README.md shows\n%s", name, got, readme)
+		t.Errorf("examples/%s prints\n%s\nbut %s shows\n%s", name, got, shownIn[name], shown)
 	}
 }
 
@@ -148,9 +159,9 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// TestInteractiveJSON posts examples/interactive.json, the request the
-// README shows, to a server: its sources are those of
-// examples/interactive, and the game ends as the README's response says.
+// TestInteractiveJSON posts examples/interactive.json, the request
+// docs/http-api.md shows, to a server: its sources are those of
+// examples/interactive, and the game ends as the response shown there.
 func TestInteractiveJSON(t *testing.T) {
 	svctest.RequireSandbox(t)
 	body, err := os.ReadFile("interactive.json")

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,7 @@ import (
 // TestEndpoints goes through every row of API.md's endpoint table, on the
 // canonical paths and under /api/v1.
 func TestEndpoints(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	for _, prefix := range []string{"", "/api/v1"} {
 		t.Run("prefix="+prefix, func(t *testing.T) {
 			// POST /execute: 200, envelope.
@@ -126,7 +127,7 @@ func TestEndpoints(t *testing.T) {
 
 			// GET and HEAD /health, without a key.
 			for _, method := range []string{"GET", "HEAD"} {
-				resp, err := http.DefaultClient.Do(must(http.NewRequest(method, s.URL+prefix+"/health", nil)))
+				resp, err := s.Client.Do(must(http.NewRequest(method, s.URL+prefix+"/health", nil)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -154,7 +155,7 @@ func must[T any](v T, err error) T {
 // checkInfo checks /info against API.md and the server's configuration.
 func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage) {
 	t.Helper()
-	want := []string{"arch", "cache", "cgroup_version", "image_id", "limits", "sandbox_profiles", "toolchains", "version"}
+	want := []string{"arch", "cache", "cgroup_version", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
 	if keys := slices.Sorted(maps.Keys(info)); !slices.Equal(keys, want) {
 		t.Errorf("info fields %v, want %v", keys, want)
 	}
@@ -168,6 +169,9 @@ func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage)
 	}
 	if limits["max_concurrency"] != float64(s.Sandbox.Limits().MaxConcurrency) {
 		t.Errorf("limits %v", limits)
+	}
+	if q := string(info["queue_timeout_ms"]); q != strconv.FormatInt(s.Sandbox.Config().QueueTimeout.Milliseconds(), 10) {
+		t.Errorf("queue_timeout_ms %s", q)
 	}
 	var cache map[string]any
 	json.Unmarshal(info["cache"], &cache)
@@ -203,7 +207,7 @@ func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage)
 // how they are answered. cancelled has no one to answer:
 // TestDisconnectFreesSlot.)
 func TestErrors(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{
+	s := newServer(t, svctest.Config{
 		Sandbox: svc.Config{
 			Limits: svc.Limits{
 				ExecuteBodyLimit: 4096, UploadFileLimit: 1024,
@@ -213,39 +217,45 @@ func TestErrors(t *testing.T) {
 		FileStore: svc.FileStoreConfig{MaxBytes: 1500},
 	})
 	missing := strings.Repeat("ab", 32)
+	// bad marks a request that breaks openapi.yaml on purpose.
 	for _, tc := range []struct {
 		name, method, path, body string
 		status                   int
 		code                     svc.Code
 		inMsg                    string
+		bad                      bool
 	}{
-		{"unknown path", "GET", "/nope", "", 404, svc.CodeNotFound, "/nope"},
-		{"unknown path under v1", "GET", "/api/v1/nope", "", 404, svc.CodeNotFound, ""},
-		{"trailing slash", "POST", "/execute/", "", 404, svc.CodeNotFound, ""},
-		{"method", "GET", "/execute", "", 405, svc.CodeInvalidRequest, "POST"},
-		{"method on file id", "POST", "/file/" + missing, "", 405, svc.CodeInvalidRequest, ""},
-		{"empty body", "POST", "/execute", "", 400, svc.CodeInvalidRequest, "body"},
-		{"invalid JSON", "POST", "/execute", `{"steps": [`, 400, svc.CodeInvalidRequest, "body"},
-		{"unknown field", "POST", "/execute", `{"steps": [{"cmd": "true", "cmdd": 1}]}`, 400, svc.CodeInvalidRequest, `steps[0]: unknown field "cmdd"`},
-		{"wrong type", "POST", "/execute", `{"steps": [[{"cmd": "true"}, {"cmd": 7}]]}`, 400, svc.CodeInvalidRequest, "steps[0][1].cmd"},
-		{"trailing data", "POST", "/execute", `{"steps": [{"cmd": "true"}]} {}`, 400, svc.CodeInvalidRequest, "trailing"},
-		{"empty steps", "POST", "/execute", `{"steps": []}`, 400, svc.CodeInvalidRequest, "steps"},
-		{"empty parallel step", "POST", "/execute", `{"steps": [[]]}`, 400, svc.CodeInvalidRequest, "steps[0]"},
-		{"body too large", "POST", "/execute", `{"steps": [{"cmd": "true", "stdin": "` + strings.Repeat("x", 5000) + `"}]}`, 413, svc.CodePayloadTooLarge, "4096"},
-		{"too many steps", "POST", "/execute", `[{"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}]`, 422, svc.CodeLimitsExceeded, "steps"},
-		{"step too wide", "POST", "/execute", `[[{"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}]]`, 422, svc.CodeLimitsExceeded, "steps[0]"},
-		{"profile not allowed", "POST", "/execute", `[{"cmd": "true", "sandbox_profile": "compile_v1"}]`, 422, svc.CodeProfileNotAllowed, "compile_v1"},
-		{"file not stored", "POST", "/execute", `[{"cmd": "true", "files": {"a": {"file_id": "` + missing + `"}}}]`, 404, svc.CodeFileNotFound, ""},
-		{"bad file id", "GET", "/file/ABC", "", 400, svc.CodeInvalidRequest, "64"},
-		{"bad file id, upper case", "GET", "/file/" + strings.ToUpper(missing), "", 400, svc.CodeInvalidRequest, ""},
-		{"bad file id on delete", "DELETE", "/file/xyz", "", 400, svc.CodeInvalidRequest, ""},
-		{"file not found", "GET", "/file/" + missing, "", 404, svc.CodeNotFound, ""},
-		{"delete not found", "DELETE", "/file/" + missing, "", 404, svc.CodeNotFound, ""},
-		{"upload not multipart", "POST", "/file", "just bytes", 400, svc.CodeInvalidRequest, "multipart"},
-		{"cache disabled", "DELETE", "/cache", "", 409, svc.CodeCacheDisabled, ""},
+		{"unknown path", "GET", "/nope", "", 404, svc.CodeNotFound, "/nope", true},
+		{"unknown path under v1", "GET", "/api/v1/nope", "", 404, svc.CodeNotFound, "", true},
+		{"trailing slash", "POST", "/execute/", "", 404, svc.CodeNotFound, "", true},
+		{"method", "GET", "/execute", "", 405, svc.CodeInvalidRequest, "POST", true},
+		{"method on file id", "POST", "/file/" + missing, "", 405, svc.CodeInvalidRequest, "", true},
+		{"empty body", "POST", "/execute", "", 400, svc.CodeInvalidRequest, "body", true},
+		{"invalid JSON", "POST", "/execute", `{"steps": [`, 400, svc.CodeInvalidRequest, "body", true},
+		{"unknown field", "POST", "/execute", `{"steps": [{"cmd": "true", "cmdd": 1}]}`, 400, svc.CodeInvalidRequest, `steps[0]: unknown field "cmdd"`, true},
+		{"wrong type", "POST", "/execute", `{"steps": [[{"cmd": "true"}, {"cmd": 7}]]}`, 400, svc.CodeInvalidRequest, "steps[0][1].cmd", true},
+		{"trailing data", "POST", "/execute", `{"steps": [{"cmd": "true"}]} {}`, 400, svc.CodeInvalidRequest, "trailing", true},
+		{"empty steps", "POST", "/execute", `{"steps": []}`, 400, svc.CodeInvalidRequest, "steps", true},
+		{"empty parallel step", "POST", "/execute", `{"steps": [[]]}`, 400, svc.CodeInvalidRequest, "steps[0]", true},
+		{"body too large", "POST", "/execute", `{"steps": [{"cmd": "true", "stdin": "` + strings.Repeat("x", 5000) + `"}]}`, 413, svc.CodePayloadTooLarge, "4096", false},
+		{"too many steps", "POST", "/execute", `[{"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}]`, 422, svc.CodeLimitsExceeded, "steps", false},
+		{"step too wide", "POST", "/execute", `[[{"cmd": "true"}, {"cmd": "true"}, {"cmd": "true"}]]`, 422, svc.CodeLimitsExceeded, "steps[0]", false},
+		{"profile not allowed", "POST", "/execute", `[{"cmd": "true", "sandbox_profile": "compile_v1"}]`, 422, svc.CodeProfileNotAllowed, "compile_v1", false},
+		{"file not stored", "POST", "/execute", `[{"cmd": "true", "files": {"a": {"file_id": "` + missing + `"}}}]`, 404, svc.CodeFileNotFound, "", false},
+		{"bad file id", "GET", "/file/ABC", "", 400, svc.CodeInvalidRequest, "64", true},
+		{"bad file id, upper case", "GET", "/file/" + strings.ToUpper(missing), "", 400, svc.CodeInvalidRequest, "", true},
+		{"bad file id on delete", "DELETE", "/file/xyz", "", 400, svc.CodeInvalidRequest, "", true},
+		{"file not found", "GET", "/file/" + missing, "", 404, svc.CodeNotFound, "", false},
+		{"delete not found", "DELETE", "/file/" + missing, "", 404, svc.CodeNotFound, "", false},
+		{"upload not multipart", "POST", "/file", "just bytes", 400, svc.CodeInvalidRequest, "multipart", true},
+		{"cache disabled", "DELETE", "/cache", "", 409, svc.CodeCacheDisabled, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := expectError(t, s.Do(tc.method, tc.path, tc.body), tc.status, tc.code)
+			do := s.Do
+			if tc.bad {
+				do = func(method, path, body string) *http.Response { return doMalformed(t, s, method, path, body) }
+			}
+			e := expectError(t, do(tc.method, tc.path, tc.body), tc.status, tc.code)
 			if !strings.Contains(e.Error, tc.inMsg) {
 				t.Errorf("message %q does not say %q", e.Error, tc.inMsg)
 			}
@@ -254,7 +264,7 @@ func TestErrors(t *testing.T) {
 
 	t.Run("upload without a file part", func(t *testing.T) {
 		body := "--b\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--b--\r\n"
-		req := s.Request("POST", "/file", strings.NewReader(body))
+		req := malformed(s.Request("POST", "/file", strings.NewReader(body)))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
 		e := expectError(t, must(s.Client.Do(req)), 400, svc.CodeInvalidRequest)
 		if !strings.Contains(e.Error, `"file"`) {
@@ -262,7 +272,7 @@ func TestErrors(t *testing.T) {
 		}
 	})
 	t.Run("malformed multipart", func(t *testing.T) {
-		req := s.Request("POST", "/file", strings.NewReader("--b\r\nno end"))
+		req := malformed(s.Request("POST", "/file", strings.NewReader("--b\r\nno end")))
 		req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
 		expectError(t, must(s.Client.Do(req)), 400, svc.CodeInvalidRequest)
 	})
@@ -281,6 +291,9 @@ func TestErrors(t *testing.T) {
 			if header != "" {
 				req.Header.Set("Authorization", header)
 			}
+			if word == "missing" {
+				req = malformed(req)
+			}
 			e := expectError(t, must(s.Client.Do(req)), 401, svc.CodeUnauthorized)
 			if !strings.Contains(e.Error, word) {
 				t.Errorf("%q: message %q does not say %q", header, e.Error, word)
@@ -290,7 +303,7 @@ func TestErrors(t *testing.T) {
 		for _, p := range []string{"POST /execute", "POST /file", "GET /file", "GET /file/" + missing, "DELETE /file/" + missing,
 			"DELETE /cache", "GET /info", "GET /metrics", "POST /api/v1/execute"} {
 			method, path, _ := strings.Cut(p, " ")
-			expectError(t, must(s.Client.Do(must(http.NewRequest(method, s.URL+path, nil)))), 401, svc.CodeUnauthorized)
+			expectError(t, must(s.Client.Do(malformed(must(http.NewRequest(method, s.URL+path, nil))))), 401, svc.CodeUnauthorized)
 		}
 	})
 }
@@ -298,7 +311,7 @@ func TestErrors(t *testing.T) {
 // TestUploadCapacity fills the upload slots with an upload that is still
 // arriving.
 func TestUploadCapacity(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{FileStore: svc.FileStoreConfig{MaxConcurrentUploads: 1}})
+	s := newServer(t, svctest.Config{FileStore: svc.FileStoreConfig{MaxConcurrentUploads: 1}})
 	pr, pw := io.Pipe()
 	req := s.Request("POST", "/file", pr)
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=b")
@@ -331,9 +344,9 @@ func TestRequestIDs(t *testing.T) {
 	var mu sync.Mutex
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{mu: &mu, w: &logs}, nil))
-	s := svctest.NewServer(t, svctest.Config{API: httpapi.Config{Logger: logger}})
+	s := newServer(t, svctest.Config{API: httpapi.Config{Logger: logger}})
 	for in, keep := range map[string]bool{"trace-abc-123": true, strings.Repeat("x", 129): false, "bad id": false} {
-		req := s.Request("GET", "/nope", nil)
+		req := malformed(s.Request("GET", "/nope", nil))
 		req.Header.Set("X-Request-Id", in)
 		resp := must(s.Client.Do(req))
 		body(t, resp)
@@ -374,14 +387,14 @@ func TestKeyRotation(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+key)
 		return must(s.Client.Do(req))
 	}
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{StateDir: dir}, API: httpapi.Config{Keys: []string{"old-key-1", "new-key-2"}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{StateDir: dir}, API: httpapi.Config{Keys: []string{"old-key-1", "new-key-2"}}})
 	for _, k := range []string{"old-key-1", "new-key-2"} {
 		decode(t, get(s, k), 200, new(map[string]any))
 	}
 	expectError(t, get(s, "new-key-"), 401, svc.CodeUnauthorized)
 	s.Close()
 
-	s = svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{StateDir: dir}, API: httpapi.Config{Keys: []string{"new-key-2"}}})
+	s = newServer(t, svctest.Config{Sandbox: svc.Config{StateDir: dir}, API: httpapi.Config{Keys: []string{"new-key-2"}}})
 	decode(t, get(s, "new-key-2"), 200, new(map[string]any))
 	expectError(t, get(s, "old-key-1"), 401, svc.CodeUnauthorized)
 }
@@ -390,7 +403,7 @@ func TestKeyRotation(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	s := svctest.NewServer(t, svctest.Config{API: httpapi.Config{
+	s := newServer(t, svctest.Config{API: httpapi.Config{
 		Keys:               []string{"key-a", "key-b"},
 		RateLimitPerMinute: 2,
 		Now:                func() time.Time { return time.Unix(0, now.Load()) },
@@ -411,7 +424,7 @@ func TestRateLimit(t *testing.T) {
 	// key is unauthorized, not rate limited.
 	decode(t, get("key-b"), 200, new(map[string]any))
 	for range 3 {
-		body(t, must(http.Get(s.URL+"/health")))
+		body(t, must(s.Client.Get(s.URL+"/health")))
 	}
 	expectError(t, get("key-c"), 401, svc.CodeUnauthorized)
 
@@ -433,7 +446,7 @@ func TestRateLimit(t *testing.T) {
 // tasks, for as long as its sandbox exists; without a free slot a request
 // is refused at once.
 func TestCapacity(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 2, MaxParallelTasks: 2, WallTimeout: 30 * time.Second}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{MaxConcurrency: 2, MaxParallelTasks: 2, WallTimeout: 30 * time.Second}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wide := `{"steps": [{"cmd": "true"}, [{"cmd": "sleep", "args": ["30"]}, {"cmd": "true"}]]}`
@@ -454,6 +467,9 @@ func TestCapacity(t *testing.T) {
 	if n := metric(t, s, "svc_execution_slots"); n != 2 {
 		t.Errorf("svc_execution_slots %v", n)
 	}
+	if n := metric(t, s, "svc_execution_queue_length"); n != 0 {
+		t.Errorf("svc_execution_queue_length %v", n)
+	}
 	start := time.Now()
 	expectError(t, execute(s, `{"steps": [{"cmd": "true"}]}`), 503, svc.CodeCapacityExhausted)
 	if d := time.Since(start); d > 2*time.Second {
@@ -464,12 +480,15 @@ func TestCapacity(t *testing.T) {
 	waitFor(t, 10*time.Second, "the slots are free again", func() bool { return s.Sandbox.SlotsInUse() == 0 })
 	var er executeResponse
 	decode(t, execute(s, `{"steps": [{"cmd": "true"}]}`), 200, &er)
+	if n := metric(t, s, "svc_execution_queue_wait_seconds_count"); n != 1 {
+		t.Errorf("svc_execution_queue_wait_seconds_count %v, want 1", n)
+	}
 }
 
 // TestDisconnectFreesSlot: a client that goes away cancels its request;
 // the sandbox is killed and the slot freed long before the wall timeout.
 func TestDisconnectFreesSlot(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{WallTimeout: 60 * time.Second, OverallTimeout: 120 * time.Second}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{WallTimeout: 60 * time.Second, OverallTimeout: 120 * time.Second}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -510,7 +529,7 @@ func sleeper() string {
 // TestDeadline: a request that overruns the overall timeout answers 504
 // deadline_exceeded a few seconds after it, whatever its task does.
 func TestDeadline(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{OverallTimeout: time.Second, WallTimeout: 30 * time.Second}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{OverallTimeout: time.Second, WallTimeout: 30 * time.Second}}})
 	start := time.Now()
 	// The task ignores the polite signals; the sandbox kills with SIGKILL.
 	expectError(t, execute(s, `{"steps": [{"cmd": "sh", "args": ["-c", "trap '' TERM INT HUP; sleep 30"]}]}`), 504, svc.CodeDeadlineExceeded)
@@ -525,10 +544,10 @@ func TestDeadline(t *testing.T) {
 // TestDrain: once draining, /health answers 503 and new work is refused
 // with shutting_down; reading goes on.
 func TestDrain(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	s.Handler.Drain()
 	for _, method := range []string{"GET", "HEAD"} {
-		resp := must(http.DefaultClient.Do(must(http.NewRequest(method, s.URL+"/health", nil))))
+		resp := must(s.Client.Do(must(http.NewRequest(method, s.URL+"/health", nil))))
 		if method == "GET" {
 			expectError(t, resp, 503, svc.CodeShuttingDown)
 		} else if body(t, resp); resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
@@ -543,7 +562,7 @@ func TestDrain(t *testing.T) {
 // TestShutdown: a running request is killed and answers 503
 // shutting_down; the server stops within the shutdown timeout.
 func TestShutdown(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{WallTimeout: 60 * time.Second}}})
+	s := newServer(t, svctest.Config{Sandbox: svc.Config{Limits: svc.Limits{WallTimeout: 60 * time.Second}}})
 	got := make(chan *http.Response, 1)
 	go func() { got <- execute(s, `{"steps": [{"cmd": "sleep", "args": ["60"]}]}`) }()
 	waitFor(t, 10*time.Second, "the request runs", func() bool { return s.Sandbox.SlotsInUse() == 1 })
@@ -557,7 +576,7 @@ func TestShutdown(t *testing.T) {
 		t.Errorf("shutdown took %v", d)
 	}
 	expectError(t, <-got, 503, svc.CodeShuttingDown)
-	if _, err := http.Get(s.URL + "/health"); err == nil {
+	if _, err := s.Client.Get(s.URL + "/health"); err == nil {
 		t.Error("the server still accepts connections")
 	}
 }
@@ -571,12 +590,12 @@ func TestRestartKeepsFiles(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cfg := svctest.Config{Sandbox: svc.Config{StateDir: dir}, API: httpapi.Config{Keys: []string{"k"}}}
-	s := svctest.NewServer(t, cfg)
+	s := newServer(t, cfg)
 	var up uploaded
 	decode(t, upload(t, s, "/file", "keep.txt", "text/plain", []byte("kept\n")), 201, &up)
 	s.Close()
 
-	s = svctest.NewServer(t, cfg)
+	s = newServer(t, cfg)
 	resp := s.Do("GET", "/file/"+up.FileID, "")
 	if b := body(t, resp); resp.StatusCode != 200 || string(b) != "kept\n" || resp.Header.Get("Content-Type") != "text/plain" {
 		t.Fatalf("after restart: %d %q %s", resp.StatusCode, b, resp.Header.Get("Content-Type"))
@@ -593,10 +612,10 @@ func TestRestartKeepsFiles(t *testing.T) {
 
 // TestMetrics checks the metric names after some traffic.
 func TestMetrics(t *testing.T) {
-	s := svctest.NewServer(t, svctest.Config{})
+	s := newServer(t, svctest.Config{})
 	decode(t, execute(s, `{"steps": [{"cmd": "true"}, {"cmd": "false"}]}`), 200, new(executeResponse))
 	decode(t, upload(t, s, "/file", "m", "", []byte("metrics")), 201, new(uploaded))
-	expectError(t, s.Do("GET", "/nope", ""), 404, svc.CodeNotFound)
+	expectError(t, doMalformed(t, s, "GET", "/nope", ""), 404, svc.CodeNotFound)
 	m := string(body(t, s.Do("GET", "/metrics", "")))
 	for _, want := range []string{
 		"svc_execution_slots ", "svc_execution_slots_in_use 0",

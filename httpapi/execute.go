@@ -9,9 +9,9 @@ import (
 	"github.com/svc-sandbox/svc"
 )
 
-// backstopGrace is how long past the overall timeout the handler waits for
-// Sandbox.Run (which itself gives up 2 s past it) before it answers
-// deadline_exceeded anyway.
+// backstopGrace is how long past the queue and overall timeouts the
+// handler waits for Sandbox.Run (which itself gives up 2 s past the
+// overall deadline) before it answers deadline_exceeded anyway.
 const backstopGrace = 3 * time.Second
 
 // execute serves POST /execute: decode, run, answer the response or the
@@ -37,12 +37,14 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.m.tasks(resp)
+	h.m.executed(resp)
 	h.writeJSON(w, r, http.StatusOK, resp)
 }
 
 // run calls Sandbox.Run under a backstop: should Run not return by the
-// overall timeout plus backstopGrace, the client gets deadline_exceeded
+// queue timeout (the longest it waits for slots; its overall deadline
+// starts once it holds them) plus the overall timeout plus backstopGrace,
+// the client gets deadline_exceeded
 // all the same. Run then goes on in the background until its sandbox is
 // gone (it is cancelled as soon as the handler returns), holding its
 // execution slots until then.
@@ -57,7 +59,7 @@ func (h *Handler) run(ctx context.Context, req *svc.Request) (*svc.Response, err
 		done <- result{resp, err}
 	}()
 	overall := h.sb.Limits().OverallTimeout
-	backstop := time.NewTimer(overall + backstopGrace)
+	backstop := time.NewTimer(h.sb.Config().QueueTimeout + overall + backstopGrace)
 	defer backstop.Stop()
 	select {
 	case res := <-done:

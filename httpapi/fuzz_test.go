@@ -8,6 +8,7 @@ import (
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/httpapi"
+	"github.com/svc-sandbox/svc/internal/apicheck"
 	"github.com/svc-sandbox/svc/svctest"
 )
 
@@ -31,6 +32,7 @@ func FuzzDecodeExecute(f *testing.F) {
 		`{"steps": [{"cmd": "x", "files": {"../x": ""}}]}`, `{"steps": [{"cmd": "x", "working_dir": "rel"}]}`,
 		`{"steps": [{"cmd": "x", "sandbox_profile": "native_v1"}]}`, `{"steps": [{"cmd": "x", "env": {"1A": ""}}]}`,
 		"{\"steps\": [{\"cmd\": \"\xff\"}]}", `{"steps": [{"cmd": "\u0000"}]}`, `[[[[[[[[`, `{"steps": [{"cmd": "x", "cache": "yes"}]}`,
+		`{"steps": [{"cmd": "x", "limits": {"cpu_time_limit_ms": 100, "pids_max": 65}}]}`, `{"steps": [{"cmd": "x", "limits": {"pids_max": 1.0}}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -53,7 +55,10 @@ func FuzzDecodeExecute(f *testing.F) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer fuzz")
-		resp, err := s.Client.Do(req)
+		req.Header.Set("Content-Type", "application/json")
+		// The answers to the fuzzed bodies must be in openapi.yaml too.
+		checked := &http.Client{Transport: apicheck.Transport(t, s.Client.Transport)}
+		resp, err := checked.Do(malformed(req))
 		if err != nil {
 			t.Fatalf("no response: %v", err)
 		}

@@ -13,8 +13,43 @@ import (
 	"time"
 
 	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/internal/apicheck"
 	"github.com/svc-sandbox/svc/svctest"
 )
+
+// newServer starts a server for cfg (svctest.NewServer) whose client
+// checks every request and every response against openapi.yaml: each
+// test of this package makes its servers with it.
+func newServer(t testing.TB, cfg svctest.Config) *svctest.Server {
+	t.Helper()
+	s := svctest.NewServer(t, cfg)
+	apicheck.Wrap(t, s.Client)
+	return s
+}
+
+// malformed marks req as breaking openapi.yaml on purpose: it is sent as
+// it is, and only its response is checked.
+func malformed(req *http.Request) *http.Request {
+	return req.WithContext(apicheck.Malformed(req.Context()))
+}
+
+// doMalformed sends a request as s.Do does, marked as malformed.
+func doMalformed(t testing.TB, s *svctest.Server, method, path, body string) *http.Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := malformed(s.Request(method, path, rd))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.Client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
 
 var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 

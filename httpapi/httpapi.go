@@ -13,8 +13,10 @@
 // # Endpoints
 //
 // POST /execute, POST and GET /file, GET and DELETE /file/{id}, DELETE
-// /cache, GET /info, GET /metrics and GET or HEAD /health, each also under
-// /api/v1. Every endpoint but /health needs an API key. An unknown path
+// /cache, GET /info, GET /metrics, GET or HEAD /health and GET
+// /openapi.json, each also under /api/v1. Every endpoint but /health and
+// /openapi.json needs an API key. GET /openapi.json serves the OpenAPI 3.1
+// document of the API ([svc.OpenAPI], as JSON). An unknown path
 // answers 404 not_found, a method a path does not serve 405
 // invalid_request with an Allow header; every non-2xx response has the body
 // {"error": "<message>", "code": "<code>"}, with the status of the one
@@ -30,9 +32,13 @@
 // # Concurrency
 //
 // A Handler is safe for concurrent use. The sandbox takes the execution
-// slots of a request without waiting (capacity_exhausted when none are
-// free) and holds them until the request's sandbox is gone; a client that
-// disconnects cancels its request, which kills it.
+// slots of a request and holds them until the request's sandbox is gone.
+// When too few are free, the request waits for them in arrival order for
+// the sandbox's [svc.Config.QueueTimeout] (QUEUE_TIMEOUT_MS), then answers
+// capacity_exhausted; with 0, the default, it answers at once. A client
+// that disconnects cancels its request: a waiting one leaves the queue
+// and never runs, a running one is killed. [Handler.Shutdown] answers the
+// waiting requests shutting_down at once.
 package httpapi
 
 import (
@@ -161,6 +167,9 @@ func New(cfg Config) (*Handler, error) {
 	if h.info, err = h.infoBody(cfg); err != nil {
 		return nil, err
 	}
+	if _, err := openAPIJSON(); err != nil {
+		return nil, err
+	}
 	h.m = newMetrics(h)
 	h.routes = h.table()
 	return h, nil
@@ -182,6 +191,7 @@ func (h *Handler) table() []route {
 		{"/info", false, map[string]http.HandlerFunc{"GET": h.serveInfo}},
 		{"/metrics", false, map[string]http.HandlerFunc{"GET": h.serveMetrics}},
 		{"/health", true, map[string]http.HandlerFunc{"GET": h.health, "HEAD": h.health}},
+		{"/openapi.json", true, map[string]http.HandlerFunc{"GET": h.serveOpenAPI}},
 	}
 }
 

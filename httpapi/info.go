@@ -18,6 +18,8 @@ type info struct {
 	SandboxProfiles profilesInfo `json:"sandbox_profiles"`
 	Cache           CacheInfo    `json:"cache"`
 	Limits          svc.Limits   `json:"limits"`
+	// QueueTimeoutMs is QUEUE_TIMEOUT_MS (API.md, "Waiting for a slot").
+	QueueTimeoutMs int64 `json:"queue_timeout_ms"`
 }
 
 type profilesInfo struct {
@@ -38,6 +40,7 @@ func (h *Handler) infoBody(cfg Config) ([]byte, error) {
 		SandboxProfiles: profilesInfo{Allowed: sc.AllowedProfiles, Default: sc.DefaultProfile},
 		Cache:           cfg.CacheInfo,
 		Limits:          h.sb.Limits(),
+		QueueTimeoutMs:  sc.QueueTimeout.Milliseconds(),
 	}
 	in.Cache.Enabled = cfg.Cache != nil
 	if in.Version == "" {

@@ -15,6 +15,8 @@ import (
 //
 //	svc_execution_slots                      task slots of the instance
 //	svc_execution_slots_in_use               task slots held by requests
+//	svc_execution_queue_length               requests waiting for task slots
+//	svc_execution_queue_wait_seconds         how long each answered execute waited for its slots
 //	svc_http_requests_in_flight              requests being served
 //	svc_http_responses_total{status,code}    responses; code "" for success
 //	svc_http_request_duration_seconds{path}  by canonical path ("other": unknown)
@@ -29,6 +31,7 @@ type metricSet struct {
 	inFlight     atomic.Int64
 	rateLimited  *metrics.Counter
 	taskDuration *metrics.Histogram
+	queueWait    *metrics.Histogram
 }
 
 func newMetrics(h *Handler) *metricSet {
@@ -37,6 +40,7 @@ func newMetrics(h *Handler) *metricSet {
 	lim := h.sb.Limits()
 	s.NewGauge("svc_execution_slots", func() float64 { return float64(lim.MaxConcurrency) })
 	s.NewGauge("svc_execution_slots_in_use", func() float64 { return float64(h.sb.SlotsInUse()) })
+	s.NewGauge("svc_execution_queue_length", func() float64 { return float64(h.sb.QueueLength()) })
 	s.NewGauge("svc_http_requests_in_flight", func() float64 { return float64(m.inFlight.Load()) })
 	cache := func(f func(svc.CacheStats) uint64) func() float64 {
 		return func() float64 {
@@ -55,6 +59,7 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_uploads_in_flight", func() float64 { return float64(h.uploads.Load()) })
 	m.rateLimited = s.NewCounter("svc_rate_limited_total")
 	m.taskDuration = s.NewHistogram("svc_task_duration_seconds")
+	m.queueWait = s.NewHistogram("svc_execution_queue_wait_seconds")
 	return m
 }
 
@@ -64,8 +69,10 @@ func (m *metricSet) response(status int, code svc.Code, path string, d time.Dura
 	m.set.GetOrCreateHistogram(fmt.Sprintf(`svc_http_request_duration_seconds{path=%q}`, path)).Update(d.Seconds())
 }
 
-// tasks counts the task results of a response.
-func (m *metricSet) tasks(resp *svc.Response) {
+// executed counts a response of /execute: its wait for slots and its
+// task results.
+func (m *metricSet) executed(resp *svc.Response) {
+	m.queueWait.Update(resp.QueueWait.Seconds())
 	for _, sr := range resp.Results {
 		for _, r := range sr.Results {
 			m.set.GetOrCreateCounter(fmt.Sprintf(`svc_tasks_total{outcome=%q}`, r.Outcome)).Inc()

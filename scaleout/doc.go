@@ -9,6 +9,10 @@
 //
 //   - a step stored by one instance is replayed by another, with results
 //     identical to the byte;
+//   - a step with collected outputs replayed by another instance has the
+//     same outputs, stored again in that instance's file store: the
+//     request and the download of its output, sent with one
+//     X-Svc-Affinity, both reach the instance that ran it;
 //   - a file uploaded to one instance is missing on another
 //     (file_not_found); the client uploads it again and sends the request
 //     again, both with one X-Svc-Affinity, which nginx hashes: they reach

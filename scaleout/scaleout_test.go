@@ -99,7 +99,7 @@ func ctx(t *testing.T, d time.Duration) context.Context {
 }
 
 // TestScaleOut runs the scenarios against one cluster, in order: the
-// fourth stops an instance, the fifth Redis.
+// fifth stops an instance, the sixth Redis.
 func TestScaleOut(t *testing.T) {
 	start := time.Now()
 	cl := startCluster(t)
@@ -109,6 +109,7 @@ func TestScaleOut(t *testing.T) {
 		f    func(*testing.T, *cluster)
 	}{
 		{"ReplayAcrossInstances", testReplayAcrossInstances},
+		{"OutputsAcrossInstances", testOutputsAcrossInstances},
 		{"FileOnAnotherInstance", testFileOnAnotherInstance},
 		{"DropCacheForAll", testDropCacheForAll},
 		{"SIGTERMUnderLoad", testSIGTERMUnderLoad},

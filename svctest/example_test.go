@@ -10,17 +10,21 @@ import (
 	"github.com/svc-sandbox/svc/svctest"
 )
 
-// A judge's test: a C++ solution on its cases, one build, the runs in
-// parallel, outputs compared token by token. (Compile-only: it needs root.)
+// A judge's test: a C++ solution on its cases under the problem's limits
+// (1 s of CPU time, 64 MiB), one build under the sandbox's, the runs in
+// parallel, outputs compared token by token. (Compile-only: it needs
+// root.)
 func ExampleJudge() {
 	var t *testing.T // the test's
 	src := "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
-	sb := svctest.New(t, svc.Config{Limits: svc.Limits{CPUTimeLimit: time.Second, MemoryMax: 64 * svc.MiB}})
+	sb := svctest.New(t, svc.Config{}) // the default limits: 5 s of CPU time, 256 MiB
+	p := svctest.CPP(src)
+	p.RunLimits = svc.TaskLimits{CPUTimeLimit: time.Second, MemoryMax: 64 * svc.MiB}
 	cases := []svctest.Case{
 		{Name: "small", Input: "1 2\n", Want: "3\n"},
 		{Name: "big", Input: "2000000000 2000000000\n", Want: "4000000000\n"},
 	}
-	rep, err := svctest.Judge(context.Background(), sb, svctest.CPP(src), cases, svctest.Tokens)
+	rep, err := svctest.Judge(context.Background(), sb, p, cases, svctest.Tokens)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,9 @@ const (
 // cacheable), then each case is a pair of tasks of a parallel step, each
 // feeding the other (svc.Task.StdinFrom), several pairs a step (half
 // the sandbox's MaxParallelTasks), in as many requests as it takes. Each
-// task has its own sandbox, limits and profile: the programs' RunProfile.
+// task has its own sandbox, limits and profile: its program's RunLimits
+// and RunProfile (a problem's limits are the solution's RunLimits; an
+// interactor that waits on the solution needs the same wall time).
 //
 // The interactor is called as testlib's are: its Run, then the paths of
 // the case's input (Case.Input), of an output file it may write, and of
@@ -162,11 +164,13 @@ func interactiveRequest(solution, interactor Program, first int, cases []Case, p
 			tasks = append(tasks,
 				svc.Task{
 					Cmd: interactor.Run[0], Args: append(append([]string(nil), interactor.Run[1:]...), abs+"input.txt", abs+"output.txt", abs+"answer.txt"),
-					Files: files, WorkingDir: "/svc/" + interactorDir, SandboxProfile: interactor.RunProfile, StdinFrom: &sol,
+					Files: files, WorkingDir: "/svc/" + interactorDir, SandboxProfile: interactor.RunProfile,
+					Limits: interactor.RunLimits, StdinFrom: &sol,
 				},
 				svc.Task{
 					Cmd: solution.Run[0], Args: solution.Run[1:], Files: solFiles,
-					WorkingDir: "/svc/" + solutionDir, SandboxProfile: solution.RunProfile, StdinFrom: &inter,
+					WorkingDir: "/svc/" + solutionDir, SandboxProfile: solution.RunProfile,
+					Limits: solution.RunLimits, StdinFrom: &inter,
 				})
 			solFiles, interFiles = nil, nil
 		}

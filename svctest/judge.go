@@ -27,7 +27,8 @@ func (r *Runs) BuildFailed() bool {
 }
 
 // RunInputs builds p once and runs it on every input, given as its
-// standard input. The runs go in parallel steps of the sandbox's
+// standard input, each run under p.RunLimits. The runs go in parallel
+// steps of the sandbox's
 // MaxParallelTasks after the build, in one request while they fit in its
 // MaxSteps, else in as many requests as it takes, each building again
 // (the step cache, when the sandbox has one, replays those builds). The
@@ -95,7 +96,7 @@ func (p Program) request(inputs []string, width int) *svc.Request {
 		for _, in := range inputs[i:min(i+width, len(inputs))] {
 			tasks = append(tasks, svc.Task{
 				Cmd: p.Run[0], Args: p.Run[1:], Stdin: in, Files: files,
-				SandboxProfile: p.RunProfile,
+				SandboxProfile: p.RunProfile, Limits: p.RunLimits,
 			})
 		}
 		req.Steps = append(req.Steps, svc.Parallel(tasks...))
@@ -204,9 +205,10 @@ type CaseResult struct {
 
 // Judge builds p once, runs it on the input of every case in parallel
 // (RunInputs) and judges each output against the case's Want with cmp
-// (nil is Exact). When the build fails, every verdict is a compilation
-// error. The error is that of a request the sandbox refused or could not
-// run.
+// (nil is Exact). A problem's time and memory limits are p.RunLimits:
+// each run is held to them, while the build has the sandbox's. When the
+// build fails, every verdict is a compilation error. The error is that of
+// a request the sandbox refused or could not run.
 func Judge(ctx context.Context, sb *svc.Sandbox, p Program, cases []Case, cmp Compare) (*Report, error) {
 	inputs := make([]string, len(cases))
 	for i, c := range cases {

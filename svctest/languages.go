@@ -31,26 +31,36 @@ type Program struct {
 	// need (MemoryMax, PidsMax, CPUTimeLimit, WallTimeout; zero fields
 	// need nothing more than the defaults): the toolchain's or the
 	// runtime's own needs on a small source, measured with margin in
-	// docs/languages.md; a larger program needs more. svc has no limits
-	// per task: the sandbox's limits (svc.Config.Limits) bound the build
-	// and the runs alike, so a sandbox that runs p has at least these
-	// ([Program.Limits]).
+	// docs/languages.md; a larger program needs more. The sandbox's
+	// limits (svc.Config.Limits) bound the build and, where RunLimits
+	// does not lower them, the runs: a sandbox that runs p has at least
+	// these ([Program.Limits]).
 	BuildNeeds, RunNeeds svc.Limits
+
+	// RunLimits are the limits of each run (svc.Task.Limits): a
+	// problem's time and memory limits, lower than the sandbox's, which
+	// the build keeps. Zero fields are the sandbox's; a field above the
+	// sandbox's makes the request fail with limits_exceeded
+	// ([Program.Limits] raises the sandbox's to them).
+	RunLimits svc.TaskLimits
 }
 
 // Limits returns l with each limit that is below what p's build or its
-// runs need raised to that need, and OverallTimeout to at least
-// WallTimeout; a zero field of l is its default (svc.DefaultLimits) and
-// stays zero when the default is enough. Give the result to
-// svc.Config.Limits.
+// runs need, or below p's RunLimits, raised to that, and OverallTimeout
+// to at least WallTimeout; a zero field of l is its default
+// (svc.DefaultLimits) and stays zero when the default is enough. Give the
+// result to svc.Config.Limits.
 func (p Program) Limits(l svc.Limits) svc.Limits {
 	d := svc.DefaultLimits()
-	for _, need := range []svc.Limits{p.BuildNeeds, p.RunNeeds} {
+	rl := p.RunLimits
+	runs := svc.Limits{MemoryMax: rl.MemoryMax, PidsMax: rl.PidsMax, CPUTimeLimit: rl.CPUTimeLimit, WallTimeout: rl.WallTimeout}
+	for _, need := range []svc.Limits{p.BuildNeeds, p.RunNeeds, runs} {
 		l.MemoryMax = raise(l.MemoryMax, d.MemoryMax, need.MemoryMax)
 		l.PidsMax = raise(l.PidsMax, d.PidsMax, need.PidsMax)
 		l.CPUTimeLimit = raise(l.CPUTimeLimit, d.CPUTimeLimit, need.CPUTimeLimit)
 		l.WallTimeout = raise(l.WallTimeout, d.WallTimeout, need.WallTimeout)
 	}
+	l.OutputLimit = raise(l.OutputLimit, d.OutputLimit, rl.OutputLimit)
 	// A request may run a task as long as the task may run.
 	l.OverallTimeout = raise(l.OverallTimeout, d.OverallTimeout, l.WallTimeout)
 	return l

@@ -27,7 +27,9 @@
 //
 // A [Program] is a source, the command that builds it, the command that
 // runs it and the limits both need ([C], [CPP], [Python], [PyPy], [Java],
-// [Rust], [JS]; [Program.Limits] raises a sandbox's limits to them).
+// [Rust], [JS]; [Program.Limits] raises a sandbox's limits to them), and
+// the limits each run is held to, a problem's time and memory limits
+// ([Program].RunLimits: lower than the sandbox's, which the build keeps).
 // [RunInputs] builds it once and runs it on many inputs in parallel
 // steps; [Judge] does that for test cases ([Case]) and compares each
 // output with the expected one ([Exact], [Tokens]), giving a [Report]: a
@@ -195,14 +197,19 @@ func (s *Server) Request(method, path string, body io.Reader) *http.Request {
 	return r
 }
 
-// Do sends a request made by Request, with body a string ("" for none).
+// Do sends a request made by Request, with body a JSON text sent as
+// application/json ("" for no body).
 func (s *Server) Do(method, path, body string) *http.Response {
 	s.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	resp, err := s.Client.Do(s.Request(method, path, rd))
+	req := s.Request(method, path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.Client.Do(req)
 	if err != nil {
 		s.t.Fatalf("svctest: %s %s: %v", method, path, err)
 	}
@@ -222,12 +229,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops accepting, waits for the requests in flight to end (at most
-// the overall timeout and a little more), then closes the sandbox and the
-// file store. It is called at cleanup.
+// the queue and overall timeouts and a little more), then closes the
+// sandbox and the file store. It is called at cleanup.
 func (s *Server) Close() {
 	s.shutOnce.Do(func() {
 		if s.srv != nil { // nil: NewServer failed
-			wait := s.Sandbox.Limits().OverallTimeout + 10*time.Second
+			wait := s.Sandbox.Config().QueueTimeout + s.Sandbox.Limits().OverallTimeout + 10*time.Second
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			if err := s.srv.Shutdown(ctx); err != nil {

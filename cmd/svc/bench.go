@@ -48,6 +48,9 @@ Figures (--only selects them by id; the bare baseline always runs):
   http-floor  the same HTTP path to a handler that only runs os/exec /bin/true
   throughput  requests/s over HTTP with 2 and 8 clients, and bare fork+exec
               with 2 and 8 goroutines
+  remote      the same from another process (svc starts itself as a load
+              client): 1 client's median latency, 2 and 8 clients' requests/s,
+              each next to the load client's own fork+exec of /bin/true
   gcc         gcc -O2 hello.c then ./hello (native_v2) as one request, and the
               same two commands on the host, sampled in turn
   replay      the gcc step replayed from a dir:// step cache
@@ -61,6 +64,9 @@ Figures (--only selects them by id; the bare baseline always runs):
   output      a task writing 1 KiB, 1 MiB and 16 MiB to stdout, and the same
               command on the host read by Go
   file        a /bin/true task with a 64 MiB stored file placed, and without
+  judged      a judged submission: g++ -O2 of a C++ solution (a cached step,
+              replayed) and 48 tests as 6 parallel steps of 8 under native_v2,
+              as one request; next to the 48 tests on the host, 8 at a time
   interactive the round trip of a line between two tasks that feed each other
               (stdin_from: a pinger and cat, native_v2), 10000 round trips a
               sample timed by the pinger, and the same two programs joined by
@@ -161,12 +167,14 @@ func figures() []figure {
 		{"http", (*bench).http},
 		{"http-floor", (*bench).httpFloor},
 		{"throughput", (*bench).throughput},
+		{"remote", (*bench).remote},
 		{"gcc", (*bench).gcc},
 		{"replay", (*bench).replay},
 		{"go", (*bench).goBuild},
 		{"width", (*bench).width},
 		{"output", (*bench).output},
 		{"file", (*bench).file},
+		{"judged", (*bench).judged},
 		{"interactive", (*bench).interactive},
 	}
 }

@@ -76,6 +76,36 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchRemoteJudged runs the figures that need another process (the
+// load client) and g++: their rows are there, with figures.
+func TestBenchRemoteJudged(t *testing.T) {
+	requireRoot(t)
+	// The load client is this binary run as svc (see TestMain).
+	t.Setenv("SVC_TEST_MAIN", "1")
+	var out, errs bytes.Buffer
+	args := []string{"--runs", "3", "--warmup", "1", "--duration", "300ms", "--only", "^(remote|judged)$",
+		"--uid-base", testUIDBase()}
+	if err := benchCmd(args, &out, &errs); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errs.String())
+	}
+	t.Log("\n" + out.String())
+	rows := map[string]bool{}
+	for line := range strings.Lines(out.String()) {
+		name, _, _ := strings.Cut(line, "  ")
+		rows[name] = strings.Contains(line, " ms")
+	}
+	for _, name := range []string{
+		"bare, 1 goroutines, another process", "http, 1 clients, another process",
+		"bare, 2 goroutines, another process", "http, 2 clients, another process",
+		"bare, 8 goroutines, another process", "http, 8 clients, another process",
+		"judged: 48 tests, host", "judged: compile replayed + 48 tests, sandbox",
+	} {
+		if !rows[name] {
+			t.Errorf("no row %q with figures", name)
+		}
+	}
+}
+
 // TestMeasurePair: the two operations alternate which goes first, each
 // is sampled n times after its warm-up runs, and a failed check ends the
 // row with its error.

@@ -42,6 +42,8 @@ func main() {
 		err = runCmd(os.Args[2:], os.Stdout)
 	case "bench":
 		err = benchCmd(os.Args[2:], os.Stdout, os.Stderr)
+	case benchClientCmd: // svc bench's load client, not for users
+		err = benchClient(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return

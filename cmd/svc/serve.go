@@ -178,7 +178,8 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "version", api.Version, "image_id", api.ImageID,
 		"toolchains", api.Toolchains, "cgroup_version", sb.CgroupVersion(), "state_dir", stateDir,
-		"file_store", storeDir, "max_concurrency", sb.Limits().MaxConcurrency, "auth", !o.noAuth,
+		"file_store", storeDir, "max_concurrency", sb.Limits().MaxConcurrency,
+		"queue_timeout_ms", sb.Config().QueueTimeout.Milliseconds(), "auth", !o.noAuth,
 		"rate_limit_per_minute", o.rateLimit)
 	if ready != nil {
 		ready(ln.Addr().String())

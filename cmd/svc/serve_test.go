@@ -240,7 +240,7 @@ func TestServeSettings(t *testing.T) {
 	p := startInProcess(t, map[string]string{
 		"SVC_IMAGE_ID": "image-7", "SVC_TOOLCHAINS": "gcc-99,python-9.9", "NO_AUTH": "true",
 		"CACHE_NAMESPACE": "judge", "CACHE_TTL_SECS": "60", "CACHE_URL": "redis://127.0.0.1:1/0",
-		"MAX_CONCURRENCY": "3", "MAX_PARALLEL_TASKS": "3",
+		"MAX_CONCURRENCY": "3", "MAX_PARALLEL_TASKS": "3", "QUEUE_TIMEOUT_MS": "2500",
 	})
 	if p.key != "" || !strings.Contains(p.logs.String(), "authentication is off") {
 		t.Errorf("key %q, logs:\n%s", p.key, p.logs)
@@ -261,13 +261,14 @@ func TestServeSettings(t *testing.T) {
 		Limits struct {
 			MaxConcurrency int `json:"max_concurrency"`
 		} `json:"limits"`
+		QueueTimeoutMs int64 `json:"queue_timeout_ms"`
 	}
 	if b := readAll(t, resp); resp.StatusCode != 200 || json.Unmarshal([]byte(b), &info) != nil {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 	if info.ImageID != "image-7" || strings.Join(info.Toolchains, ",") != "gcc-99,python-9.9" ||
 		!info.Cache.Enabled || info.Cache.Namespace != "judge" || info.Cache.TTLSecs != 60 ||
-		info.Cache.Backend != "redis" || info.Limits.MaxConcurrency != 3 {
+		info.Cache.Backend != "redis" || info.Limits.MaxConcurrency != 3 || info.QueueTimeoutMs != 2500 {
 		t.Errorf("info %+v", info)
 	}
 }
@@ -432,6 +433,47 @@ func TestServeSignals(t *testing.T) {
 				t.Errorf("no stopped line:\n%s", p.stderr)
 			}
 		})
+	}
+}
+
+// TestServeSignalQueued: SIGTERM answers the requests waiting for a slot
+// shutting_down at once, not after QUEUE_TIMEOUT_MS, and the process
+// exits within SHUTDOWN_TIMEOUT_MS.
+func TestServeSignalQueued(t *testing.T) {
+	p := startProcess(t, "STATE_DIR="+stateDir(t), "SHUTDOWN_TIMEOUT_MS=4000", "WALL_TIMEOUT_MS=60000",
+		"MAX_CONCURRENCY=1", "MAX_PARALLEL_TASKS=1", "QUEUE_TIMEOUT_MS=600000")
+	got := make(chan string, 3)
+	send := func(body string) {
+		go func() {
+			code, b, err := p.try("POST", "/execute", body)
+			got <- fmt.Sprintf("%d %s %v", code, strings.TrimSpace(b), err)
+		}()
+	}
+	send(`{"steps": [{"cmd": "sleep", "args": ["60"]}]}`)
+	waitForLog(t, p.stderr, "the request runs", func() bool {
+		_, m := p.do(t, "GET", "/metrics", "")
+		return strings.Contains(m, "svc_execution_slots_in_use 1")
+	})
+	send(`{"steps": [{"cmd": "true"}]}`)
+	send(`{"steps": [{"cmd": "true"}]}`)
+	waitForLog(t, p.stderr, "two requests wait", func() bool {
+		_, m := p.do(t, "GET", "/metrics", "")
+		return strings.Contains(m, "svc_execution_queue_length 2")
+	})
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.stderrDone
+	err := p.cmd.Wait()
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("exit %v after the signal", d)
+	}
+	if err != nil {
+		t.Errorf("exit: %v\n%s", err, p.stderr)
+	}
+	for range 3 {
+		if b := <-got; !strings.HasPrefix(b, "503 ") || !strings.Contains(b, `"code":"shutting_down"`) {
+			t.Errorf("a request: %s", b)
+		}
 	}
 }
 

@@ -163,6 +163,14 @@ var librarySettings = []setting{
 	sizeSetting("REQUEST_OUTPUT_LIMIT_BYTES", "16MiB", "output of all tasks of a request", 1, func(o *options) *int64 { return &o.Limits.RequestOutputLimit }),
 	sizeSetting("WORKSPACE_SIZE_BYTES", "256MiB", "size of /svc and /tmp together (one tmpfs) per request", svc.MiB, func(o *options) *int64 { return &o.WorkspaceSize }),
 	intSetting("MAX_CONCURRENCY", "", "task slots; a request holds as many as its widest step has tasks; default max(CPUs, MAX_PARALLEL_TASKS)", func(o *options) *int { return &o.Limits.MaxConcurrency }),
+	{"QUEUE_TIMEOUT_MS", "0", "how long a request that finds too few free task slots waits for them, in arrival order, before it answers capacity_exhausted, milliseconds; its OVERALL_TIMEOUT_MS starts once it holds them; 0 answers at once", func(o *options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > int64(1<<62)/int64(time.Millisecond) {
+			return fmt.Errorf("want a whole number of milliseconds, 0 or more, got %q", v)
+		}
+		o.QueueTimeout = time.Duration(n) * time.Millisecond
+		return nil
+	}},
 	durationSetting("OVERALL_TIMEOUT_MS", "60000", "wall time per request, milliseconds", time.Millisecond, func(o *options) *time.Duration { return &o.Limits.OverallTimeout }),
 	intSetting("MAX_STEPS_PER_REQUEST", "32", "steps per request", func(o *options) *int { return &o.Limits.MaxSteps }),
 	intSetting("MAX_PARALLEL_TASKS", "8", "tasks per parallel step; at most MAX_CONCURRENCY", func(o *options) *int { return &o.Limits.MaxParallelTasks }),

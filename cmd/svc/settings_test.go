@@ -138,6 +138,7 @@ func TestSettingsErrorsNameTheSetting(t *testing.T) {
 		"MAX_CONCURRENT_UPLOADS": "0", "CACHE_ENABLED": "maybe", "CACHE_URL": "ftp://x", "CACHE_TTL_SECS": "x",
 		"CACHE_NAMESPACE": "a/b", "SHUTDOWN_TIMEOUT_MS": "0", "SVC_IMAGE_ID": "", "SVC_TOOLCHAINS": ",",
 		"STATE_DIR": "", "MAX_CONCURRENCY": "0", "OVERALL_TIMEOUT_MS": "1.5",
+		"QUEUE_TIMEOUT_MS": "-1",
 	} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, val)
@@ -178,6 +179,21 @@ func TestServerSettings(t *testing.T) {
 		if _, err := parse(t, "--cache-url", bad); err == nil {
 			t.Errorf("CACHE_URL %s accepted", bad)
 		}
+	}
+}
+
+// TestQueueTimeoutSetting: QUEUE_TIMEOUT_MS is 0 (no waiting) unless set;
+// 0 may be set too.
+func TestQueueTimeoutSetting(t *testing.T) {
+	if o, err := parse(t); err != nil || o.QueueTimeout != 0 {
+		t.Errorf("default: %v %v", o.QueueTimeout, err)
+	}
+	t.Setenv("QUEUE_TIMEOUT_MS", "60000")
+	if o, err := parse(t); err != nil || o.QueueTimeout != time.Minute {
+		t.Errorf("QUEUE_TIMEOUT_MS=60000: %v %v", o.QueueTimeout, err)
+	}
+	if o, err := parse(t, "--queue-timeout-ms", "0"); err != nil || o.QueueTimeout != 0 {
+		t.Errorf("--queue-timeout-ms 0: %v %v", o.QueueTimeout, err)
 	}
 }
 

@@ -1,16 +1,19 @@
 // Command judge is a small online judge on the svc library. It uploads a
 // C++ solution and its tests to a file store, compiles the solution once
 // (a step marked cacheable, which a sandbox with a step cache replays),
-// runs every test as one parallel step, compares each output with the
-// expected one and prints a verdict table with the time and memory of
-// each test. Run it as root:
+// runs every test as one parallel step, collects the output file each
+// run writes (Task.Outputs), compares it with the expected one and prints
+// a verdict table with the time and memory of each test. Run it as root:
 //
 //	go run ./examples/judge
 //
 // The solution (problem/solution.cpp) and the tests (problem/tests/N.in
-// and N.out) are built into the program. The problem reads input.txt, olympiad style: a
-// task's standard input is a string of the request, while a file can be
-// a stored file, uploaded once and used by every submission.
+// and N.out) are built into the program. The problem reads input.txt and
+// writes output.txt, olympiad style: a task's standard input is a string
+// of the request, while a file can be a stored file, uploaded once and
+// used by every submission; and an output file comes back as a stored
+// file, its bytes exact (standard output is text: bytes that are not
+// UTF-8 would be replaced).
 package main
 
 import (
@@ -103,11 +106,14 @@ func run(ctx context.Context, w io.Writer, uidBase int) error {
 	}
 	var runs []svc.Task
 	for _, t := range ts {
+		dir := "tests/" + t.name + "/"
 		runs = append(runs, svc.Task{
 			Cmd:            "/svc/solution",
-			WorkingDir:     "/svc/tests/" + t.name,
-			Files:          map[string]svc.File{"tests/" + t.name + "/input.txt": {FileID: t.fileID}},
+			WorkingDir:     "/svc/" + dir,
+			Files:          map[string]svc.File{dir + "input.txt": {FileID: t.fileID}},
 			SandboxProfile: svc.ProfileNativeV2,
+			// Workspace-relative, whatever the working dir.
+			Outputs: []string{dir + "output.txt"},
 		})
 	}
 	resp, err := sb.Run(ctx, &svc.Request{
@@ -131,7 +137,11 @@ func run(ctx context.Context, w io.Writer, uidBase int) error {
 	accepted := 0
 	for i, t := range ts {
 		r := resp.Results[1].Results[i]
-		v := verdict(r, t.want)
+		out, err := output(store, r, "tests/"+t.name+"/output.txt")
+		if err != nil {
+			return err
+		}
+		v := verdict(r, out, t.want)
 		if v == "accepted" {
 			accepted++
 		}
@@ -176,15 +186,31 @@ func upload(ctx context.Context, store *svc.FileStore) ([]test, error) {
 	return ts, nil
 }
 
-// verdict judges one run: the outcome first, then the output, compared
-// token by token (whitespace does not matter).
-func verdict(r svc.Result, want string) string {
+// output returns the content of the output file p of the run r: "" when
+// the run left none (it failed, or wrote nothing).
+func output(store *svc.FileStore, r svc.Result, p string) (string, error) {
+	o := r.Outputs[p]
+	if o.FileID == "" {
+		return "", nil // o.Error says why: not_found, too_large, ...
+	}
+	f, _, err := store.Open(o.FileID)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return string(b), err
+}
+
+// verdict judges one run: the outcome first, then the output file,
+// compared token by token (whitespace does not matter).
+func verdict(r svc.Result, out, want string) string {
 	switch r.Outcome {
 	case svc.OutcomeExited:
 		switch {
 		case r.ExitCode != 0:
 			return "runtime error"
-		case slices.Equal(strings.Fields(r.Stdout), strings.Fields(want)):
+		case slices.Equal(strings.Fields(out), strings.Fields(want)):
 			return "accepted"
 		}
 		return "wrong answer"

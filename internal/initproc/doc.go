@@ -53,9 +53,10 @@
 // alone, without the init and the sandbox's setup; then it switches to the
 // unprivileged task identity, clears every capability set, keeps only fds
 // 0-4, says it is ready and blocks reading its command from fd 3: the task
-// process is made ahead of its task. Once released it enters the working
-// directory, sets no_new_privs, installs the seccomp filter and calls
-// execve, searching PATH itself. When the task's mount records carry its
+// process is made ahead of its task. Once released it sets the rlimits
+// of the task's records (a task's own limits, lower than the cell's),
+// enters the working directory, sets no_new_privs, installs the seccomp
+// filter and calls execve, searching PATH itself. When the task's mount records carry its
 // seccomp program ('f'), the task process sets no_new_privs and installs
 // it before it says it is ready, off the task's critical path; the
 // program then allows every call it makes until its execve
@@ -101,7 +102,7 @@
 //	     optional
 //	'h'  the host name                                   cell
 //	'i'  uid, gid of the task inside the user namespace  cell
-//	'r'  rlimit: resource, soft, hard                    cell
+//	'r'  rlimit: resource, soft, hard                    cell, task
 //	'b'  the base seccomp program, raw (no NUL)          cell
 //	'B'  the same, notifying (installed with a listener) cell
 //	'd'  the working directory                           task

@@ -495,11 +495,19 @@ static void join_cgroups(void)
 		die("unshare", "cgroup namespace");
 }
 
+// set_rlimit applies an rlimit record: resource, soft, hard.
+static void set_rlimit(const struct rec *r)
+{
+	struct rlimit rl = {.rlim_cur = num(r, 1), .rlim_max = num(r, 2)};
+	if (setrlimit(num(r, 0), &rl) < 0)
+		die("setrlimit", field(r, 0));
+}
+
 // task_main is the task process, cloned by the init ahead of its task: it
 // sets its rlimits, joins the task's cgroups (join_cgroups), becomes the
 // unprivileged task identity with no capabilities and only fds 0-4, says
 // it is ready and waits for its command (the task's records on the config
-// fd, up to EOF).
+// fd, up to EOF), then lowers the rlimits the records give.
 static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 {
 	unsigned long long uid = 0, gid = 0;
@@ -516,9 +524,7 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 	for (int i = 0; i < ncell; i++) {
 		struct rec *r = &cell[i];
 		if (r->tag == SVC_REC_RLIMIT) {
-			struct rlimit rl = {.rlim_cur = num(r, 1), .rlim_max = num(r, 2)};
-			if (setrlimit(num(r, 0), &rl) < 0)
-				die("setrlimit", field(r, 0));
+			set_rlimit(r);
 		} else if (r->tag == SVC_REC_IDS) {
 			uid = num(r, 0);
 			gid = num(r, 1);
@@ -576,6 +582,12 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 		case SVC_REC_FILTER:
 			prog.len = r->len / sizeof(struct sock_filter);
 			prog.filter = (struct sock_filter *)r->data;
+			break;
+		case SVC_REC_RLIMIT:
+			// The task's own limits, lower than the cell's: allowed
+			// without privilege, and by every profile's filter
+			// (initproc.PreExecCalls), installed already or not.
+			set_rlimit(r);
 			break;
 		}
 	}

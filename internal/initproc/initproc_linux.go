@@ -139,6 +139,11 @@ type TaskSpec struct {
 	Args   []string // argv, argv[0] first
 	Env    []string // NAME=value
 	Filter []byte   // seccomp program (struct sock_filter[]); nil for none
+	// Rlimits are set by the task process once released, before its
+	// execve, over those of the cell frame (CellSpec.Rlimits): the
+	// limits of a task lower than its cell's. The task process has no
+	// privilege by then, so each may only lower a limit.
+	Rlimits []Rlimit
 }
 
 // records appends config records to a buffer.
@@ -211,11 +216,12 @@ func EncodeTaskFrame(plan mount.Plan, filter []byte, watched bool) []byte {
 
 // PreExecCalls are the system calls a task process makes between its
 // ready line and its execve: to read its command (read, close, and mmap
-// and munmap for a command too large for its arena), to enter its working
-// directory, to execute it (execve, or write and exit_group for its
-// error). A task whose seccomp program allows them all unconditionally
-// can have it installed before it is released (EncodeTaskFrame).
-var PreExecCalls = []string{"read", "close", "mmap", "munmap", "chdir", "execve", "write", "exit_group"}
+// and munmap for a command too large for its arena), to lower its rlimits
+// (prlimit64: TaskSpec.Rlimits), to enter its working directory, to
+// execute it (execve, or write and exit_group for its error). A task
+// whose seccomp program allows them all unconditionally can have it
+// installed before it is released (EncodeTaskFrame).
+var PreExecCalls = []string{"read", "close", "mmap", "munmap", "prlimit64", "chdir", "execve", "write", "exit_group"}
 
 // ShellCalls are the system calls a shell's init makes once its base
 // filter is installed (the end of its setup: CellSpec.BaseFilter), for
@@ -257,6 +263,9 @@ func (s *TaskSpec) Encode() []byte {
 	}
 	for _, e := range s.Env {
 		b.rec(C.SVC_REC_ENV, e)
+	}
+	for _, r := range s.Rlimits {
+		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
 	}
 	b.filter(C.SVC_REC_FILTER, s.Filter)
 	return b

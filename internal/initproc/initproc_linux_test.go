@@ -62,15 +62,16 @@ func TestEncode(t *testing.T) {
 	filter := []byte{1, 0, 2, 0, 0, 0, 0, 0} // NUL bytes must survive
 	task := &TaskSpec{
 		Dir: "/svc", Cmd: "sh",
-		Args:   []string{"sh", "-c", "echo 'a\nb'"},
-		Env:    []string{"PATH=/bin", "EMPTY="},
-		Filter: filter,
+		Args:    []string{"sh", "-c", "echo 'a\nb'"},
+		Env:     []string{"PATH=/bin", "EMPTY="},
+		Filter:  filter,
+		Rlimits: []Rlimit{{Resource: 3, Soft: 67108864, Hard: 67108864}},
 	}
 	tags, fields, raw := decode(t, task.Encode())
-	if got := string(tags); got != "dcaaaeef" {
+	if got := string(tags); got != "dcaaaeerf" {
 		t.Fatalf("task record order %q", got)
 	}
-	want = [][]string{{"/svc"}, {"sh"}, {"sh"}, {"-c"}, {"echo 'a\nb'"}, {"PATH=/bin"}, {"EMPTY="}}
+	want = [][]string{{"/svc"}, {"sh"}, {"sh"}, {"-c"}, {"echo 'a\nb'"}, {"PATH=/bin"}, {"EMPTY="}, {"3", "67108864", "67108864"}}
 	for i, w := range want {
 		if !slices.Equal(fields[i], w) {
 			t.Errorf("task record %d (%c): %q, want %q", i, tags[i], fields[i], w)

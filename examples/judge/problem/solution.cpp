@@ -1,7 +1,7 @@
 // The submission the judge example grades.
 //
 // The problem: input.txt holds two integers a and b, |a|, |b| <= 2*10^9;
-// print a + b.
+// write a + b to output.txt.
 //
 // This submission is wrong on purpose, in one way per verdict, so that
 // the verdict table shows each of them:
@@ -38,5 +38,9 @@ int main() {
         std::vector<int> small(10);
         sum += small.at(a);
     }
-    printf("%d\n", sum);
+    FILE *out = fopen("output.txt", "w");
+    if (!out)
+        return 1;
+    fprintf(out, "%d\n", sum);
+    return fclose(out) != 0;
 }
