@@ -79,7 +79,9 @@ func (k *keyHash) sum() (s [32]byte) {
 // compiled policy. Of the environment, the task's own env: the fixed one
 // is the same for every task. Of its limits, those that differ from the
 // Sandbox's. The outputs, sorted, come last, and only when the task has
-// some.
+// some, then stdin_from, only when set. Each field added later follows
+// only when set, behind a tag that starts with a NUL byte, which no cmd
+// holds: a task without it keeps its key.
 func (k *keyHash) task(t *taskPlan) {
 	k.str(t.Cmd)
 	k.num(int64(len(t.Args)))
@@ -125,6 +127,10 @@ func (k *keyHash) task(t *taskPlan) {
 		for _, p := range outs {
 			k.str(p)
 		}
+	}
+	if t.StdinFrom != nil {
+		k.str("\x00stdin_from")
+		k.num(int64(*t.StdinFrom))
 	}
 }
 

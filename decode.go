@@ -315,7 +315,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 		}
 		switch k {
 		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
-		case "limits", "outputs":
+		case "limits", "outputs", "stdin_from":
 		default:
 			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
@@ -346,6 +346,8 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			t.Limits, err = d.taskLimits(fp)
 		case "outputs":
 			t.Outputs, err = d.strings(fp)
+		case "stdin_from":
+			t.StdinFrom, err = d.optIndex(fp)
 		}
 		if err != nil {
 			return Task{}, err
@@ -415,6 +417,24 @@ func (d *requestDecoder) optBoolPtr(path string) (*bool, error) {
 		return &t, nil
 	}
 	return nil, fieldErr(path, msgBool)
+}
+
+// optIndex reads an optional array index: an integer; null is nil.
+// Whether it is in range is Validate's to say.
+func (d *requestDecoder) optIndex(path string) (*int, error) {
+	t, err := d.token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := t.(type) {
+	case nil:
+		return nil, nil
+	case json.Number:
+		if i, err := strconv.Atoi(t.String()); err == nil {
+			return &i, nil
+		}
+	}
+	return nil, fieldErr(path, "expected the index of a task of the step (an integer)")
 }
 
 // openOpt reads the opening delimiter of an optional array or object. It

@@ -15,7 +15,10 @@
 // request: its [Result] carries the [Outcome]. An error from [Sandbox.Run] means the request was refused
 // or could not be run; it is an [*Error] with a stable [Code]. Files go in
 // inline or from a [FileStore] ([Task].Files), and come back out into it
-// ([Task].Outputs).
+// ([Task].Outputs). In a parallel step a task may read what another
+// writes ([Task].StdinFrom): an interactor and a solution feed each
+// other, and the service relays the bytes and returns each side's
+// transcript.
 //
 //	sb, err := svc.New(svc.Config{})
 //	if err != nil { ... }
@@ -77,8 +80,8 @@
 // of a layer. The layer is found by a key that chains: the hash of the
 // previous step's key and this step's tasks (cmd, args, env, stdin,
 // working_dir, the SHA-256 of each file, inline or stored, the resolved
-// profile with a digest of its policy, and the limits it lowers below the
-// Sandbox's, [TaskLimits]), with the cache format,
+// profile with a digest of its policy, the limits it lowers below the
+// Sandbox's, [TaskLimits], its outputs and stdin_from), with the cache format,
 // namespace, image id, toolchains, architecture, every [Limits] field and
 // the workspace size at the root of the chain. A change of any of them
 // misses.

@@ -414,6 +414,10 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 		}
 	}
+	if step.piped() {
+		err := rq.runPiped(ctx, step, sr.Results)
+		return sr, err
+	}
 	// Only once every file is in place does any task of the step start;
 	// a step of one runs it in this goroutine.
 	for i := range step.tasks {
@@ -430,23 +434,86 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 	return sr, errors.Join(errs...)
 }
 
+// runPiped runs the tasks of a step some of which feed others
+// (stdin_from): every task's cell first, then the pipes between them,
+// then the tasks, at once. A task whose files could not be placed
+// (results has its result) does not run: the task it feeds reads
+// end-of-file, and the task that feeds it gets EPIPE.
+func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Result) error {
+	cells := make([]*cell, len(step.tasks))
+	errs := make([]error, len(step.tasks))
+	var wg sync.WaitGroup
+	for i := range step.tasks {
+		if results[i].Outcome == "" {
+			wg.Go(func() { cells[i], errs[i] = rq.takeCell(ctx, step.tasks[i].profile) })
+		}
+	}
+	wg.Wait()
+	err := errors.Join(errs...)
+	for i, t := range step.tasks {
+		if err != nil || t.StdinFrom == nil || cells[*t.StdinFrom] == nil {
+			continue
+		}
+		var to *runner.Cell
+		if cells[i] != nil {
+			to = cells[i].c
+		}
+		err = cells[*t.StdinFrom].c.PipeTo(to)
+	}
+	if err != nil {
+		for _, c := range cells {
+			if c != nil {
+				rq.closeCell(c)
+			}
+		}
+		return err
+	}
+	for i, c := range cells {
+		if c != nil {
+			wg.Go(func() { results[i], errs[i] = rq.runIn(ctx, &step.tasks[i], c) })
+		}
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// piped reports whether a task of the step feeds another.
+func (s *stepPlan) piped() bool {
+	for _, t := range s.tasks {
+		if t.StdinFrom != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // runTask runs t in a cell of the request: one built ahead for it, or one
-// built now. Its resolved profile, working dir, environment and limits are
-// the plan's; the cell takes the limits where they are lower than the
-// request's it was built with (cell.lower).
+// built now.
 func (rq *request) runTask(ctx context.Context, t *taskPlan) (Result, error) {
-	profile, l := t.profile, t.limits
-	c, err := rq.takeCell(ctx, profile)
+	c, err := rq.takeCell(ctx, t.profile)
 	if err != nil {
 		return Result{}, err
 	}
-	// The cell goes off the critical path: the task's mounts are undone,
-	// its shell given back and its cgroup removed after the result is out.
-	defer rq.h.background(func() {
+	return rq.runIn(ctx, t, c)
+}
+
+// closeCell closes c off the critical path: the task's mounts are undone,
+// its shell given back and its cgroup removed after the result is out.
+func (rq *request) closeCell(c *cell) {
+	rq.h.background(func() {
 		if err := c.close(); err != nil {
 			rq.h.cfg.Logger.Error("task cleanup", "err", err)
 		}
 	})
+}
+
+// runIn runs t in c, a cell of the request taken for it, which it
+// closes. Its resolved profile, working dir, environment and limits are
+// the plan's; the cell takes the limits where they are lower than the
+// request's it was built with (cell.lower).
+func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell) (Result, error) {
+	profile, l := t.profile, t.limits
+	defer rq.closeCell(c)
 	var filter []byte // none if installed already
 	if c.early != profile {
 		f, ok := rq.h.filters[profile]

@@ -94,6 +94,17 @@ type Task struct {
 	// Validate normalizes them like Files keys. A replayed step has the
 	// same outputs, read again from the workspace the replay leaves.
 	Outputs []string `json:"outputs,omitempty"`
+	// StdinFrom, in a parallel step, is the index of another task of the
+	// step whose standard output becomes this task's standard input
+	// (Stdin must then be empty); nil for none. A task feeds one task at
+	// most; two tasks may feed each other (an interactor and a
+	// solution). The producer's Result.Stdout is the transcript of what
+	// it wrote, cut at its output limit with StdoutTruncated while the
+	// bytes keep flowing: a piped stream is never OutcomeOutputLimit.
+	// When the consumer has ended, the producer's writes fail with EPIPE
+	// (SIGPIPE); when the producer has ended, the consumer reads
+	// end-of-file.
+	StdinFrom *int `json:"stdin_from,omitempty"`
 }
 
 // A File is the content of a file placed in the workspace: inline bytes, or

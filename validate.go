@@ -30,8 +30,10 @@ const (
 //     step, an empty or NUL-containing cmd, a NUL in args, a bad env name or
 //     a NUL in an env value, a bad file path, a file_id that is not 64
 //     lowercase hex characters, a working_dir that is not absolute, an
-//     unknown sandbox_profile, or more than [MaxOutputs] outputs, a bad
-//     output path or two with one normal form;
+//     unknown sandbox_profile, more than [MaxOutputs] outputs, a bad
+//     output path or two with one normal form, or a stdin_from outside a
+//     parallel step, with a non-empty stdin, not naming another task of
+//     the step, or naming a task that feeds another already;
 //   - [CodeLimitsExceeded] for more steps than lim.MaxSteps, a step with
 //     more tasks than lim.MaxParallelTasks, or a task's Limits above
 //     lim's (a negative one is invalid_request);
@@ -76,6 +78,41 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 				return err
 			}
 		}
+		if err := validatePipes(sp, *s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePipes checks the stdin_from of the tasks of the step s at sp
+// (API.md, Interactive tasks): only in a parallel step, not with a
+// non-empty stdin, naming another task of the step, and no task feeding
+// two.
+func validatePipes(sp string, s Step) error {
+	var fed map[int]int // producer -> its consumer
+	for j, t := range s.Tasks {
+		if t.StdinFrom == nil {
+			continue
+		}
+		p, k := taskPath(sp, s, j)+".stdin_from", *t.StdinFrom
+		switch {
+		case !s.array():
+			return fieldErr(p, "only in a parallel step")
+		case t.Stdin != "":
+			return fieldErr(p, "not together with a non-empty stdin")
+		case k == j:
+			return fieldErr(p, "a task cannot feed itself")
+		case k < 0 || k >= len(s.Tasks):
+			return fieldErr(p, fmt.Sprintf("%d is not a task of the step (0 to %d)", k, len(s.Tasks)-1))
+		}
+		if prev, ok := fed[k]; ok {
+			return fieldErr(p, fmt.Sprintf("task %d feeds %s already; a task feeds one task at most", k, taskPath(sp, s, prev)))
+		}
+		if fed == nil {
+			fed = make(map[int]int)
+		}
+		fed[k] = j
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 // Package examples_test builds every example program, runs it, and checks
 // that it prints what the manual shows it printing: hello in README.md,
-// judge in docs/library.md, client in docs/go-client.md.
+// judge and interactive in docs/library.md, client in docs/go-client.md.
 package examples_test
 
 import (
@@ -16,22 +16,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/client"
 	"github.com/svc-sandbox/svc/svctest"
 )
 
 // shownIn is the page of the manual that shows each example's output.
 var shownIn = map[string]string{
-	"hello":  "../README.md",
-	"judge":  "../docs/library.md",
-	"client": "../docs/go-client.md",
+	"hello":       "../README.md",
+	"judge":       "../docs/library.md",
+	"client":      "../docs/go-client.md",
+	"interactive": "../docs/library.md",
 }
 
 // TestExamples builds the examples with the go command and runs each as
-// the manual says: hello and judge make sandboxes of their own, client
-// talks to a server the test starts.
+// the manual says: hello, judge and interactive make sandboxes of their
+// own, client talks to a server the test starts.
 func TestExamples(t *testing.T) {
 	svctest.RequireSandbox(t)
-	bin := build(t, "hello", "judge", "client")
+	bin := build(t, "hello", "judge", "client", "interactive")
 
 	t.Run("hello", func(t *testing.T) {
 		t.Parallel()
@@ -42,6 +45,11 @@ func TestExamples(t *testing.T) {
 		t.Parallel()
 		out := runExample(t, filepath.Join(bin, "judge"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
 		same(t, "judge", out, shownOutput(t, "judge"))
+	})
+	t.Run("interactive", func(t *testing.T) {
+		t.Parallel()
+		out := runExample(t, filepath.Join(bin, "interactive"), "-uid-base", fmt.Sprint(svctest.UIDBase()))
+		same(t, "interactive", out, shownOutput(t, "interactive"))
 	})
 	t.Run("client", func(t *testing.T) {
 		t.Parallel()
@@ -148,5 +156,42 @@ func TestNormalize(t *testing.T) {
 	c := "test verdict time memory\n1 wrong answer 3 ms 0.8 MiB\n"
 	if strings.Join(normalize(a), "\n") == strings.Join(normalize(c), "\n") {
 		t.Error("a different verdict is the same")
+	}
+}
+
+// TestInteractiveJSON posts examples/interactive.json, the request
+// docs/http-api.md shows, to a server: its sources are those of
+// examples/interactive, and the game ends as the response shown there.
+func TestInteractiveJSON(t *testing.T) {
+	svctest.RequireSandbox(t)
+	body, err := os.ReadFile("interactive.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := svc.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range req.Steps[0].Tasks {
+		for name, f := range task.Files {
+			src, err := os.ReadFile(filepath.Join("interactive", "problem", name))
+			if err != nil || string(src) != f.Content {
+				t.Errorf("interactive.json's %s is not interactive/problem/%s (%v)", name, name, err)
+			}
+		}
+	}
+	s := svctest.NewServer(t, svctest.Config{})
+	resp, err := s.NewClient(client.Config{}).Execute(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	game := resp.Results[1].Results
+	inter, sol := game[0], game[1]
+	if inter.Outcome != svc.OutcomeExited || inter.ExitCode != 0 || inter.Stderr != "found 271828 in 19 questions\n" ||
+		sol.Outcome != svc.OutcomeExited || sol.ExitCode != 0 {
+		t.Errorf("the game: interactor %+v, solution %+v", inter, sol)
+	}
+	if !strings.HasPrefix(inter.Stdout, "1000000\n<\n>\n") || !strings.HasPrefix(sol.Stdout, "? 500000\n? 250000\n") {
+		t.Errorf("transcripts %q, %q", inter.Stdout, sol.Stdout)
 	}
 }

@@ -183,6 +183,9 @@ func VerdictOf(r svc.Result, want string, cmp Compare) Verdict {
 type Report struct {
 	// Build is the result of the build; nil for a program without one.
 	Build *svc.Result
+	// InteractorBuild is the result of the interactor's build
+	// (JudgeInteractive); nil for none.
+	InteractorBuild *svc.Result
 	// Cases are the cases with their verdicts, in order.
 	Cases []CaseResult
 }
@@ -194,6 +197,10 @@ type CaseResult struct {
 	Verdict Verdict
 	// Result is the result of the run.
 	Result svc.Result
+	// Interactor is the interactor's result (JudgeInteractive); nil for
+	// none. Its Stdout is what it wrote to the solution, the solution's
+	// Result.Stdout what the solution wrote to it.
+	Interactor *svc.Result
 }
 
 // Judge builds p once, runs it on the input of every case in parallel
@@ -255,37 +262,76 @@ func (r *Report) Accepted() bool {
 //	1      accepted             1 ms     2 ms     1.1 MiB   exit 0
 //	big    time limit exceeded  1000 ms  1004 ms  1.1 MiB   cpu_time_exceeded
 //	io     wrong answer         1 ms     2 ms     1.1 MiB   exit 0             io_pgetevents 2
+//
+// The report of an interactive problem (JudgeInteractive) has the
+// interactor's build after the solution's, and a last column with the
+// interactor's comment: how it ended and its first line on stderr.
 func (r *Report) String() string {
 	var b strings.Builder
-	if r.Build != nil {
-		fmt.Fprintf(&b, "build: %s, cpu %s, wall %d ms", ended(*r.Build), cpuTime(r.Build.Stats), r.Build.Stats.WallTimeMs)
-		if d := refused(r.Build.Stats); d != "" {
-			fmt.Fprintf(&b, ", refused %s", d)
-		}
-		b.WriteByte('\n')
-		if msg := strings.TrimSpace(r.Build.Stderr); msg != "" && !(r.Build.Outcome == svc.OutcomeExited && r.Build.ExitCode == 0) {
-			lines := strings.SplitN(msg, "\n", 11)
-			if len(lines) > 10 {
-				lines[10] = "..."
-			}
-			for _, l := range lines {
-				fmt.Fprintf(&b, "  %s\n", l)
-			}
-		}
-	}
+	writeBuild(&b, "build", r.Build)
+	writeBuild(&b, "interactor build", r.InteractorBuild)
+	interactive := slices.ContainsFunc(r.Cases, func(c CaseResult) bool { return c.Interactor != nil })
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tverdict\tcpu\twall\tmemory\tended\trefused")
+	head := "case\tverdict\tcpu\twall\tmemory\tended\trefused"
+	if interactive {
+		head += "\tinteractor"
+	}
+	fmt.Fprintln(tw, head)
 	for _, c := range r.Cases {
 		res := c.Result
-		if !res.Outcome.Ran() {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t%s\n", c.Name, c.Verdict, res.Outcome)
-			continue
+		line := fmt.Sprintf("%s\t%s\t-\t-\t-\t%s\t", c.Name, c.Verdict, res.Outcome)
+		if res.Outcome.Ran() {
+			line = fmt.Sprintf("%s\t%s\t%s\t%d ms\t%s\t%s\t%s", c.Name, c.Verdict, cpuTime(res.Stats),
+				res.Stats.WallTimeMs, memory(res.Stats), ended(res), refused(res.Stats))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d ms\t%s\t%s\t%s\n", c.Name, c.Verdict, cpuTime(res.Stats),
-			res.Stats.WallTimeMs, memory(res.Stats), ended(res), refused(res.Stats))
+		if interactive {
+			line += "\t" + comment(c.Interactor)
+		}
+		fmt.Fprintln(tw, strings.TrimRight(line, "\t"))
 	}
 	tw.Flush()
 	return b.String()
+}
+
+// writeBuild writes the line of a build, and the start of the
+// compiler's messages when it failed; nothing for none.
+func writeBuild(b *strings.Builder, name string, r *svc.Result) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(b, "%s: %s, cpu %s, wall %d ms", name, ended(*r), cpuTime(r.Stats), r.Stats.WallTimeMs)
+	if d := refused(r.Stats); d != "" {
+		fmt.Fprintf(b, ", refused %s", d)
+	}
+	b.WriteByte('\n')
+	if msg := strings.TrimSpace(r.Stderr); msg != "" && !exitedZero(*r) {
+		lines := strings.SplitN(msg, "\n", 11)
+		if len(lines) > 10 {
+			lines[10] = "..."
+		}
+		for _, l := range lines {
+			fmt.Fprintf(b, "  %s\n", l)
+		}
+	}
+}
+
+// comment says how an interactor ended and the first line it wrote on
+// stderr, shortened: "exit 1: wrong answer: 21 questions".
+func comment(r *svc.Result) string {
+	if r == nil {
+		return "-"
+	}
+	s := ended(*r)
+	if !r.Outcome.Ran() {
+		return s
+	}
+	if line, _, _ := strings.Cut(strings.TrimSpace(r.Stderr), "\n"); line != "" {
+		if r := []rune(line); len(r) > 60 {
+			line = string(r[:57]) + "..."
+		}
+		s += ": " + line
+	}
+	return s
 }
 
 // ended says how a run ended: "exit 0", "signal 6", or the outcome.

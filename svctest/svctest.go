@@ -34,6 +34,10 @@
 // steps; [Judge] does that for test cases ([Case]) and compares each
 // output with the expected one ([Exact], [Tokens]), giving a [Report]: a
 // [Verdict] per case and a table with the time and memory of each.
+// [JudgeInteractive] judges an interactive problem: for each case the
+// solution and an interactor run as two tasks that feed each other
+// (svc.Task.StdinFrom), and the interactor's exit status and output
+// decide, as testlib's do ([VerdictOfInteraction]).
 package svctest
 
 import (

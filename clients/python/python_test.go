@@ -30,7 +30,7 @@ import (
 // SVC_PY_EXTENSIONS is not set, as SVC_PY_EXTENSIONS spells them: add
 // each ("limits", "outputs", "stdin_from"; "1" for all) once the server
 // has it.
-const extensionsByDefault = "limits,outputs"
+const extensionsByDefault = "limits,outputs,stdin_from"
 
 // allExtensions are the extensions test_svc_client.py knows.
 var allExtensions = []string{"limits", "outputs", "stdin_from"}

@@ -67,13 +67,17 @@ Figures (--only selects them by id; the bare baseline always runs):
   judged      a judged submission: g++ -O2 of a C++ solution (a cached step,
               replayed) and 48 tests as 6 parallel steps of 8 under native_v2,
               as one request; next to the 48 tests on the host, 8 at a time
+  interactive the round trip of a line between two tasks that feed each other
+              (stdin_from: a pinger and cat, native_v2), 10000 round trips a
+              sample timed by the pinger, and the same two programs joined by
+              two plain pipes on the host, sampled in turn
 
 `
 
 // benchFlags are the settings of svc bench.
 type benchFlags struct {
 	runs      int            // samples of the cheap figures
-	heavyRuns int            // samples of gcc, 16 MiB output, 64 MiB file
+	heavyRuns int            // samples of gcc, 16 MiB output, 64 MiB file, interactive
 	warmup    int            // untimed runs before each figure's samples
 	duration  time.Duration  // timed window of each throughput row
 	only      *regexp.Regexp // figures to run; nil is all
@@ -91,7 +95,7 @@ func benchCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage+fs.FlagUsages()) }
 	var f benchFlags
 	fs.IntVar(&f.runs, "runs", 200, "samples per figure")
-	fs.IntVar(&f.heavyRuns, "heavy-runs", 0, "samples of the slow rows (gcc, 16 MiB output, 64 MiB file); 0 is runs/4, at least 3")
+	fs.IntVar(&f.heavyRuns, "heavy-runs", 0, "samples of the slow rows (gcc, 16 MiB output, 64 MiB file, interactive); 0 is runs/4, at least 3")
 	fs.IntVar(&f.warmup, "warmup", 5, "untimed runs before each row's samples (per client for throughput)")
 	fs.DurationVar(&f.duration, "duration", 3*time.Second, "timed window of each throughput row")
 	only := fs.String("only", "", "regular expression: run only the figures whose id it matches")
@@ -171,6 +175,7 @@ func figures() []figure {
 		{"output", (*bench).output},
 		{"file", (*bench).file},
 		{"judged", (*bench).judged},
+		{"interactive", (*bench).interactive},
 	}
 }
 
@@ -1141,4 +1146,153 @@ func readTrim(name string) string {
 		return "unknown"
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// pingC is the pinger of the interactive figure: it writes a line and
+// reads it back, N times, and prints the nanoseconds of a round trip on
+// average to stderr. cat echoes the lines.
+const pingC = `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]);
+	char line[32], buf[64];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++) {
+		int k = snprintf(line, sizeof line, "%d\n", i);
+		if (write(1, line, k) != k)
+			return 2;
+		for (int got = 0; got < k;) {
+			ssize_t r = read(0, buf + got, sizeof buf - got);
+			if (r <= 0)
+				return 3;
+			got += r;
+		}
+		if (memcmp(buf, line, k) != 0)
+			return 4;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "%lld\n", ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)) / n);
+	return 0;
+}
+`
+
+// pingRounds is the number of round trips of a sample of the interactive
+// figure.
+const pingRounds = 10000
+
+// interactive measures the round trip of a line between two tasks that
+// feed each other, through the service's relays, next to the same two
+// programs joined by two pipes on the host. The pinger is compiled once
+// on the host and placed by file_id; a sample is its own average over
+// pingRounds round trips, so that neither the sandboxes' start nor the
+// processes' counts.
+func (b *bench) interactive() error {
+	dir, err := os.MkdirTemp(b.dir, "host-ping-")
+	if err != nil {
+		return err
+	}
+	src, bin := filepath.Join(dir, "ping.c"), filepath.Join(dir, "ping")
+	if err := os.WriteFile(src, []byte(pingC), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.Command("gcc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {
+		return fmt.Errorf("gcc: %w: %s", err, out)
+	}
+	f, err := os.Open(bin)
+	if err != nil {
+		return err
+	}
+	stored, _, err := b.files.Put(b.ctx, f, "ping", "")
+	f.Close()
+	if err != nil {
+		return err
+	}
+	defer b.files.Delete(stored.ID)
+	rounds := strconv.Itoa(pingRounds)
+	host := func() (time.Duration, error) {
+		ping, cat := exec.Command(bin, rounds), exec.Command("cat")
+		var err error
+		if cat.Stdin, err = ping.StdoutPipe(); err != nil {
+			return 0, err
+		}
+		if ping.Stdin, err = cat.StdoutPipe(); err != nil {
+			return 0, err
+		}
+		var stderr bytes.Buffer
+		ping.Stderr = &stderr
+		if err := cat.Start(); err != nil {
+			return 0, err
+		}
+		err = ping.Run()
+		if werr := cat.Wait(); err == nil {
+			err = werr
+		}
+		if err != nil {
+			return 0, fmt.Errorf("host ping: %w: %s", err, stderr.Bytes())
+		}
+		return roundTrip(stderr.String())
+	}
+	zero, one := 0, 1
+	req := &svc.Request{StopOnFailure: true, Steps: []svc.Step{
+		// Placed files are not executable.
+		svc.Single(svc.Task{Cmd: "chmod", Args: []string{"755", "ping"}, Files: map[string]svc.File{"ping": {FileID: stored.ID}}}),
+		svc.Parallel(
+			svc.Task{Cmd: "./ping", Args: []string{rounds}, StdinFrom: &one, SandboxProfile: svc.ProfileNativeV2},
+			svc.Task{Cmd: "cat", StdinFrom: &zero, SandboxProfile: svc.ProfileNativeV2},
+		),
+	}}
+	sandbox := func() (time.Duration, error) {
+		resp, err := b.sb.Run(b.ctx, req)
+		if err != nil {
+			return 0, err
+		}
+		if err := exitedOK(2)(resp); err != nil {
+			return 0, err
+		}
+		return roundTrip(resp.Results[1].Results[0].Stderr)
+	}
+	var hostDs, ds []time.Duration
+	for i := range b.f.warmup + b.f.heavyRuns {
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+		// In turn, each first every other time.
+		first, second := host, sandbox
+		if i%2 == 1 {
+			first, second = sandbox, host
+		}
+		d1, err := first()
+		if err != nil {
+			return err
+		}
+		d2, err := second()
+		if err != nil {
+			return err
+		}
+		if i < b.f.warmup {
+			continue
+		}
+		if i%2 == 1 {
+			d1, d2 = d2, d1
+		}
+		hostDs, ds = append(hostDs, d1), append(ds, d2)
+	}
+	b.cpu = 0
+	base := b.add("interactive", "ping-pong round trip, host pipes", hostDs, nil, target{})
+	b.add("interactive", "ping-pong round trip, sandboxes", ds, base, target{})
+	return nil
+}
+
+// roundTrip reads the pinger's figure.
+func roundTrip(stderr string) (time.Duration, error) {
+	ns, err := strconv.ParseInt(strings.TrimSpace(stderr), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("the pinger wrote %q", stderr)
+	}
+	return time.Duration(ns), nil
 }

@@ -7,4 +7,6 @@
 // A [Shell] is a sandbox that runs one task after another; [Shell.Cell]
 // makes the next task's process ahead of it, and the [Cell] runs the task
 // with its own processes, IPC namespace, cgroups and mounts.
+// [Cell.PipeTo] makes one task's stdout another's stdin, relayed by the
+// producer's cell, which keeps the transcript.
 package runner

@@ -79,6 +79,12 @@ type Cell struct {
 	// task.
 	allows func(nr int32, arg0 uint64) bool
 	denied map[int32]int64
+	// piped: the task's stdout feeds another task's stdin (PipeTo), whose
+	// write end, non-blocking, is relay (-1 once closed, or for a task
+	// that never runs). fed: this cell's stdin went to another cell's
+	// relay.
+	piped, fed bool
+	relay      int
 
 	status *initproc.Status
 	used   bool
@@ -273,6 +279,7 @@ func (c *Cell) Close() error {
 	if !c.reaped {
 		closeFD(&c.config)
 		closeFD(&c.stdin)
+		closeFD(&c.relay)
 	}
 	err := c.waitExit()
 	if c.clean {
@@ -289,7 +296,7 @@ func (c *Cell) close() {
 	if c.shellNotify {
 		c.notify = -1
 	}
-	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR, &c.notify} {
+	for _, fd := range []*int{&c.config, &c.stdin, &c.stdout, &c.stderr, &c.statR, &c.notify, &c.relay} {
 		closeFD(fd)
 	}
 }
@@ -340,8 +347,11 @@ func waitPidfd(pidfd *os.File) error {
 // gone. An error means the task could not be run. Close the cell
 // afterwards either way.
 func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
-	if c.used {
+	switch {
+	case c.used:
 		return nil, errors.New("sandbox: cell already used")
+	case c.fed && t.Stdin != "":
+		return nil, errors.New("sandbox: stdin for a task whose stdin another task feeds")
 	}
 	c.used = true
 	r := &Result{}
@@ -350,6 +360,12 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	outputKill := func() { k.killFor(killOutput) }
 	out := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
 	errs := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
+	var rl *relay
+	if c.piped {
+		// A transcript: cut at the limit, while the bytes flow on.
+		out.exceeded = nil
+		rl = newRelay(out)
+	}
 
 	// The config's EOF releases the task; its wall clock runs from then.
 	start := time.Now()
@@ -374,7 +390,7 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		stdin = unsafe.Slice(unsafe.StringData(t.Stdin), len(t.Stdin))
 	}
 	c.allows = t.Allows
-	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs))
+	rep, serr := c.status.FinishFrom(c.pump(stdin, out, errs, rl))
 	// A task under a watched filter told of every socket it made.
 	c.netUsed = !t.NoSockets && (c.notify < 0 || c.sawSocket)
 	xerr := c.waitExit()
@@ -386,6 +402,10 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	k.exited()
 	stopCPU()
 	stopCancel()
+	if rl != nil {
+		// What the task wrote last, to a consumer that may still read.
+		c.finishRelay(rl)
+	}
 	r.Stdout, r.StdoutTruncated = out.result()
 	r.Stderr, r.StderrTruncated = errs.result()
 	if xerr != nil {
@@ -458,7 +478,7 @@ func (k *killer) reason() int {
 
 // A collector keeps what is read from an output stream (fill), at most
 // its limit (0: no limit) and what its budget grants. Past either it
-// calls exceeded once and drains the rest.
+// calls exceeded once (if not nil) and drains the rest.
 //
 // Reads go straight into out's spare room: no buffer to copy from. The
 // room starts in the collector itself, since most tasks write little or
@@ -519,7 +539,23 @@ func (c *collector) add(n int) {
 	c.out = c.out[:len(c.out)+int(keep)] // kept bytes were read in place (scratch keeps none)
 	if keep < int64(n) {
 		c.truncated = true
-		c.exceeded()
+		if c.exceeded != nil {
+			c.exceeded()
+		}
+	}
+}
+
+// keep takes b, bytes read elsewhere (a relay's), as fill takes what it
+// reads: a copy of what fits.
+func (c *collector) keep(b []byte) {
+	for len(b) > 0 && !c.truncated {
+		if c.limit > 0 && int64(len(c.out)) >= c.limit {
+			c.add(len(b)) // none kept: truncated
+			return
+		}
+		n := copy(c.room(), b)
+		c.add(n)
+		b = b[n:]
 	}
 }
 
@@ -578,13 +614,19 @@ func writeAll(fd int, b []byte) error {
 // lines the channel carried after the ready line. One
 // loop in the request's own goroutine, rather than a goroutine a stream
 // waiting in the runtime's poller, spares a task's end three wake-ups.
-func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
+//
+// A piped task's stdout goes through rl (non-nil) to the task it feeds,
+// in the same loop; it does not count towards the end, since the
+// consumer may not read it all: Run finishes the relay once the task is
+// gone.
+func (c *Cell) pump(stdin []byte, out, errs *collector, rl *relay) (status []byte) {
 	const (
 		iOut = iota
 		iErr
 		iStatus
 		iIn
 		iNotify
+		iRelay
 	)
 	fds := []unix.PollFd{
 		iOut:    {Fd: int32(c.stdout), Events: unix.POLLIN},
@@ -592,6 +634,7 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 		iStatus: {Fd: int32(c.statR), Events: unix.POLLIN},
 		iIn:     {Fd: -1},
 		iNotify: {Fd: int32(c.notify), Events: unix.POLLIN},
+		iRelay:  {Fd: -1},
 	}
 	if len(stdin) > 0 {
 		fds[iIn] = unix.PollFd{Fd: int32(c.stdin), Events: unix.POLLOUT}
@@ -601,6 +644,10 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 	sc := &collector{}
 	sinks := [...]*collector{iOut: out, iErr: errs, iStatus: sc}
 	open := 3
+	if rl != nil {
+		c.startRelay(rl, &fds[iOut], &fds[iRelay])
+		open--
+	}
 	for open > 0 {
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {
@@ -630,6 +677,10 @@ func (c *Cell) pump(stdin []byte, out, errs *collector) (status []byte) {
 					closeFD(&c.stdin)
 					p.Fd = -1
 				}
+				continue
+			}
+			if rl != nil && (i == iOut || i == iRelay) {
+				c.forward(rl, i == iRelay && revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0)
 				continue
 			}
 			if sinks[i].fill(int(p.Fd)) {

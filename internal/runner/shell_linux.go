@@ -148,7 +148,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	if s.tasks++; s.tasks > 1 {
 		netCounts.reused.Add(1) // the shell's namespace, for another task
 	}
-	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1, notify: -1}
+	cell := &Cell{shell: s, config: -1, stdin: -1, stdout: -1, stderr: -1, statR: -1, notify: -1, relay: -1}
 	if s.listener >= 0 {
 		if t.Watched {
 			// A process's filters have at most one listener.
