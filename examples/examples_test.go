@@ -195,3 +195,55 @@ func TestInteractiveJSON(t *testing.T) {
 		t.Errorf("transcripts %q, %q", inter.Stdout, sol.Stdout)
 	}
 }
+
+// TestJudgeFeaturesJSON posts examples/judge-features.json, the request
+// the README shows, to a server: a guessing game whose interactor writes
+// its verdict to a collected output, the solution under lowered limits,
+// and the response is the one the README shows.
+func TestJudgeFeaturesJSON(t *testing.T) {
+	svctest.RequireSandbox(t)
+	body, err := os.ReadFile("judge-features.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, []byte("examples/judge-features.json")) {
+		t.Error("the README does not show examples/judge-features.json")
+	}
+	req, err := svc.DecodeRequest(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := svctest.NewServer(t, svctest.Config{})
+	c := s.NewClient(client.Config{})
+	resp, err := c.Execute(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.Results[0].Results[0]; r.Outcome != svc.OutcomeExited || r.ExitCode != 0 {
+		t.Fatalf("gcc: %+v", r)
+	}
+	game := resp.Results[1].Results
+	inter, sol := game[0], game[1]
+	if inter.Outcome != svc.OutcomeExited || inter.ExitCode != 0 || inter.Stdout != "<\n>\n=\n" ||
+		sol.Outcome != svc.OutcomeExited || sol.ExitCode != 0 || sol.Stdout != "50\n25\n37\n" {
+		t.Errorf("the game: interactor %+v, solution %+v", inter, sol)
+	}
+	out, ok := inter.Outputs["verdict.txt"]
+	if !ok || out.Error != "" || out.Size != 13 {
+		t.Fatalf("outputs %+v", inter.Outputs)
+	}
+	if !bytes.Contains(readme, []byte(out.FileID)) {
+		t.Errorf("the README does not show the verdict's file_id %s", out.FileID)
+	}
+	var verdict bytes.Buffer
+	if _, err := c.Download(context.Background(), out.FileID, &verdict); err != nil {
+		t.Fatal(err)
+	}
+	if verdict.String() != "ok 3 queries\n" {
+		t.Errorf("verdict.txt: %q", verdict.String())
+	}
+}
