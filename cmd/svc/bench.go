@@ -30,6 +30,7 @@ import (
 
 	"github.com/svc-sandbox/svc"
 	"github.com/svc-sandbox/svc/httpapi"
+	"github.com/svc-sandbox/svc/internal/pingpong"
 	"github.com/svc-sandbox/svc/internal/runner"
 )
 
@@ -1148,39 +1149,6 @@ func readTrim(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// pingC is the pinger of the interactive figure: it writes a line and
-// reads it back, N times, and prints the nanoseconds of a round trip on
-// average to stderr. cat echoes the lines.
-const pingC = `#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-	int n = atoi(argv[1]);
-	char line[32], buf[64];
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++) {
-		int k = snprintf(line, sizeof line, "%d\n", i);
-		if (write(1, line, k) != k)
-			return 2;
-		for (int got = 0; got < k;) {
-			ssize_t r = read(0, buf + got, sizeof buf - got);
-			if (r <= 0)
-				return 3;
-			got += r;
-		}
-		if (memcmp(buf, line, k) != 0)
-			return 4;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr, "%lld\n", ((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)) / n);
-	return 0;
-}
-`
-
 // pingRounds is the number of round trips of a sample of the interactive
 // figure.
 const pingRounds = 10000
@@ -1197,7 +1165,7 @@ func (b *bench) interactive() error {
 		return err
 	}
 	src, bin := filepath.Join(dir, "ping.c"), filepath.Join(dir, "ping")
-	if err := os.WriteFile(src, []byte(pingC), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(pingpong.Source), 0o644); err != nil {
 		return err
 	}
 	if out, err := exec.Command("gcc", "-O2", "-o", bin, src).CombinedOutput(); err != nil {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/svc-sandbox/svc/internal/pingpong"
 )
 
 // pairCells makes two cells, each in a shell of its own, closed at the
@@ -280,44 +282,10 @@ func TestPipeMisuse(t *testing.T) {
 	}
 }
 
-// pingSrc is the pinger of the ping-pong benchmarks: it writes a line
-// and reads it back, N times, and prints the nanoseconds of a round trip
-// on average.
-const pingSrc = `#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-int main(int argc, char **argv) {
-	int n = argc > 1 ? atoi(argv[1]) : 10000;
-	char line[32], buf[64];
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++) {
-		int k = snprintf(line, sizeof line, "%d\n", i);
-		if (write(1, line, k) != k)
-			return 2;
-		for (int got = 0; got < k;) {
-			ssize_t r = read(0, buf + got, sizeof buf - got);
-			if (r <= 0)
-				return 3;
-			got += r;
-		}
-		if (memcmp(buf, line, k) != 0)
-			return 4;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	long long ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
-	fprintf(stderr, "%lld\n", ns / n);
-	return 0;
-}
-`
-
-// buildPing compiles pingSrc into dir as "ping".
+// buildPing compiles pingpong.Source into dir as "ping".
 func buildPing(t testing.TB, dir string) string {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, "ping.c"), []byte(pingSrc), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "ping.c"), []byte(pingpong.Source), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "ping")
@@ -328,7 +296,7 @@ func buildPing(t testing.TB, dir string) string {
 }
 
 // BenchmarkPipePingPong is the round trip of one line between two tasks
-// that feed each other, the pinger (pingSrc) and cat echoing, through the
+// that feed each other, the pinger (pingpong.Source) and cat echoing, through the
 // relays. BenchmarkHostPingPong is its baseline: the same two programs
 // joined by two plain pipes on the host. An op is one run of 10000 round
 // trips; ns/round-trip is the pinger's own clock.
