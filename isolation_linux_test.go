@@ -330,7 +330,7 @@ func TestIsolationHostGroups(t *testing.T) {
 
 // TestIsolationHostInvisible: marker files on the host (its /, /root,
 // /tmp, /var/tmp, /dev/shm, the state directory) can be neither found nor
-// read; the task's /proc holds only the init and the task; the test's pid
+// read; the task's /proc lists the task alone (pid 2); the test's pid
 // names nothing and a System V segment of the host does not exist.
 func TestIsolationHostInvisible(t *testing.T) {
 	sb := newIsolationSandbox(t, svc.Config{})
