@@ -616,7 +616,10 @@ func (d *requestDecoder) positive(path string, unit int64) (int64, error) {
 	case lit[0] == '-' || err == nil && n == 0:
 		return 0, fieldErr(path, "must be positive, got "+shown)
 	case err != nil || n > math.MaxInt64/unit:
-		return 0, fieldErr(path, fmt.Sprintf("out of range: at most %d", math.MaxInt64/unit))
+		// A positive integer too large to hold is above any service's
+		// value: the most that can be held stands for it, and Validate
+		// answers limits_exceeded as for any value above the service's.
+		return math.MaxInt64 / unit * unit, nil
 	}
 	return n * unit, nil
 }

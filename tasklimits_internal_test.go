@@ -59,8 +59,6 @@ func TestDecodeTaskLimitsErrors(t *testing.T) {
 		{"string number", task(`{"pids_max": "4"}`), "steps[0].limits.pids_max: expected a positive integer"},
 		{"bool", task(`{"pids_max": true}`), "steps[0].limits.pids_max: expected a positive integer"},
 		{"object", task(`{"pids_max": {}}`), "steps[0].limits.pids_max: expected a positive integer"},
-		{"beyond int64", task(`{"output_limit_bytes": 9223372036854775808}`), "steps[0].limits.output_limit_bytes: out of range: at most 9223372036854775807"},
-		{"beyond a duration", task(`{"wall_timeout_ms": 9223372036855}`), "steps[0].limits.wall_timeout_ms: out of range: at most 9223372036854"},
 		{"long literal", task(`{"pids_max": 0.` + strings.Repeat("1", 200) + `}`), "got 0.111"},
 		{"in a parallel step", `{"steps":[[{"cmd":"a"},{"cmd":"b","limits":{"pids_max":0}}]]}`, "steps[0][1].limits.pids_max: must be positive, got 0"},
 		{"legacy", `[{"cmd":"a","limits":{"pids_max":0}}]`, "steps[0].limits.pids_max: must be positive, got 0"},
@@ -72,6 +70,28 @@ func TestDecodeTaskLimitsErrors(t *testing.T) {
 				t.Errorf("message of %d bytes: %q", len(e.Msg), e.Msg)
 			}
 		})
+	}
+}
+
+// TestTaskLimitsBeyondInt64: a positive integer literal too large to hold
+// is above the service's value like any other, 422 limits_exceeded naming
+// the field and the service's value, not a malformed request.
+func TestTaskLimitsBeyondInt64(t *testing.T) {
+	task := func(limits string) string { return `{"steps":[{"cmd":"a","limits":` + limits + `}]}` }
+	for _, tc := range []struct{ body, want string }{
+		{task(`{"output_limit_bytes": 9223372036854775808}`), "steps[0].limits.output_limit_bytes: 9223372036854775807 exceeds the service's 1048576"},
+		{task(`{"pids_max": 99999999999999999999999999}`), "steps[0].limits.pids_max: 9223372036854775807 exceeds the service's 64"},
+		{task(`{"wall_timeout_ms": 9223372036855}`), "steps[0].limits.wall_timeout_ms: 9223372036854 exceeds the service's 10000"},
+	} {
+		req, err := DecodeRequest(strings.NewReader(tc.body))
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		err = req.Validate(DefaultLimits(), Profiles())
+		if e := new(Error); !errors.As(err, &e) || e.Code != CodeLimitsExceeded || e.Msg != tc.want {
+			t.Errorf("%s: %v, want limits_exceeded %q", tc.body, err, tc.want)
+		}
 	}
 }
 
