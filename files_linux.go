@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,6 +70,7 @@ func placeFile(root int, p string, uid int, fill func(*os.File) error) error {
 	// O_NONBLOCK: opening a FIFO must not hang; it is refused below.
 	how.Flags = unix.O_WRONLY | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	how.Mode = 0o644
+	defer holdForks()()
 	fd, err := unix.Openat2(dir, base, &how)
 	if err != nil {
 		return describe(err)
@@ -273,4 +275,19 @@ func openOutput(ws, p string) (outputReader, int64, error) {
 		return nil, 0, fmt.Errorf("%w: mode %#o", errOutputNotRegular, st.Mode)
 	}
 	return f, st.Size, nil
+}
+
+// holdForks keeps this process from forking until the function it returns
+// is called: around the life of a descriptor that has a workspace file
+// open for writing. A child forked meanwhile would hold that file open
+// for writing until its own execve, and a task that runs the file then
+// would fail with ETXTBSY (Go issue 22315), a correct program failing for
+// what the process embedding svc happened to do at the time. Every fork
+// of a Go process (os/exec, syscall.ForkExec) holds syscall.ForkLock for
+// writing; this holds it for reading, as its documentation asks of code
+// that makes descriptors a child must not inherit. Nothing under it may
+// fork or wait for a goroutine that forks.
+func holdForks() (release func()) {
+	syscall.ForkLock.RLock()
+	return syscall.ForkLock.RUnlock
 }

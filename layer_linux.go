@@ -306,6 +306,7 @@ func writeFile(dir int, base string, uid int, e *layerEntry, content io.Reader) 
 	how := *resolveBeneath
 	how.Flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	how.Mode = 0o600
+	defer holdForks()()
 	fd, err := unix.Openat2(dir, base, &how)
 	if err != nil {
 		return describe(err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,12 @@ func sealExe() (*os.File, error) {
 		return nil, fmt.Errorf("seal binary: %w", err)
 	}
 	defer src.Close()
+	// No child this process forks meanwhile may inherit the copy open
+	// for writing, which would make its execve fail with ETXTBSY until
+	// that child's own execve (Go issue 22315): forks hold ForkLock for
+	// writing.
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	fd, err := unix.MemfdCreate("svc-init", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("seal binary: memfd_create: %w", err)
