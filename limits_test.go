@@ -525,11 +525,11 @@ int main(void)
 
 // --- memory ------------------------------------------------------------------
 
-func TestLimitOwnOOM(t *testing.T) {
-	const limit = 64 * svc.MiB
-	bin := buildC(t, allocSrc, "-O1")
-	sb := newSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: limit, WallTimeout: slow, CPUTimeLimit: slow}})
-	r := one(t, sb, cTask(bin, "512"))
+// expectOOM checks that r is the OOM killer's end of an allocation (allocSrc)
+// under a memory limit of limit: killed before it printed, counted, its
+// peak near the limit.
+func expectOOM(t *testing.T, r svc.Result, limit int64) {
+	t.Helper()
 	expectSignal(t, r, svc.OutcomeOutOfMemory, syscall.SIGKILL)
 	if r.Stdout != "" {
 		t.Errorf("stdout %q: the allocation survived", r.Stdout)
@@ -540,6 +540,13 @@ func TestLimitOwnOOM(t *testing.T) {
 	if p := statVal(t, "memory_peak_bytes", r.Stats.MemoryPeakBytes); p < limit*7/8 || p > limit+svc.MiB {
 		t.Errorf("memory_peak_bytes %d, want near the limit %d", p, limit)
 	}
+}
+
+func TestLimitOwnOOM(t *testing.T) {
+	const limit = 64 * svc.MiB
+	bin := buildC(t, allocSrc, "-O1")
+	sb := newSandbox(t, svc.Config{Limits: svc.Limits{MemoryMax: limit, WallTimeout: slow, CPUTimeLimit: slow}})
+	expectOOM(t, one(t, sb, cTask(bin, "512")), limit)
 	assertClean(t, sb)
 	assertNoCgroups(t, sb)
 }
