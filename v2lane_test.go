@@ -19,8 +19,6 @@ var v2GuestTests = []string{
 	"TestIsolationNetworkFresh",
 	// Shells reused across requests: tasks join v2 cgroups from them.
 	"TestIsolationShellReuse",
-	// Two piped tasks, each in its own v2 cgroup with its own limits.
-	"TestPipeInteractive",
 }
 
 // TestCgroupV2Guest is the cgroup v2 lane: on a host with cgroup v1 it
