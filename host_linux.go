@@ -70,9 +70,11 @@ type host struct {
 	shellMu               sync.Mutex
 	shells                map[int][]*shell // idle, by identity slot, oldest first
 	idleShells            int              // in shells
-	idleSeq               uint64           // stamps shells as they are put back
-	nshell                atomic.Int64     // shells made, for their cgroups' names
-	closing               bool             // no shell is kept any more
+	// idlePerSlot and idleTotal cap the idle shells (idleCaps).
+	idlePerSlot, idleTotal int
+	idleSeq                uint64       // stamps shells as they are put back
+	nshell                 atomic.Int64 // shells made, for their cgroups' names
+	closing                bool         // no shell is kept any more
 }
 
 // background runs f off the request's critical path; close waits for it.
@@ -177,6 +179,7 @@ func openHost(cfg *Config) (platform, error) {
 	}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
 	h.shells = make(map[int][]*shell)
+	h.idlePerSlot, h.idleTotal = idleCaps(cfg.Limits)
 	h.watch.Store(watchable())
 	profiles := cfg.AllowedProfiles
 	if !slices.Contains(profiles, cfg.DefaultProfile) {

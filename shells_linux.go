@@ -34,13 +34,17 @@ func (sh *shell) close() error {
 
 // idleCaps returns how many idle shells an identity slot keeps (twice what
 // the widest step can use at once: a step's tasks and those its next step
-// prepares meanwhile) and how many all slots keep (four times the tasks
-// that can run at once: requests prepared ahead take slots of their own):
-// enough for most tasks to find one, while the idle processes and network
-// namespaces stay bounded (32 by default on 2 CPUs).
-func (h *host) idleCaps() (perSlot, total int) {
-	l := h.cfg.Limits
-	return 2 * l.MaxParallelTasks, 4 * l.MaxConcurrency
+// prepares meanwhile) and how many all slots keep. Requests one after
+// another go round the slots of the requests prepared ahead, of those
+// being prepared and of the one running, each slot wanting its full share
+// when its turn comes: all of them keep theirs, and at least four times
+// the tasks that can run at once. Enough for most tasks to find a shell,
+// while the idle processes and network namespaces stay bounded (96 by
+// default on 2 CPUs, about 0.4 MiB each).
+func idleCaps(l Limits) (perSlot, total int) {
+	perSlot = 2 * l.MaxParallelTasks
+	rotating := poolSize(l.MaxConcurrency) + preparers(l.MaxConcurrency) + 2
+	return perSlot, max(4*l.MaxConcurrency, perSlot*rotating)
 }
 
 // takeShell returns an idle shell of the request's identity slot, or
@@ -96,14 +100,13 @@ func (h *host) dropShells() error {
 // for a while would otherwise hold every place and have the busy ones
 // build a shell for each task.
 func (h *host) putShell(slot int, sh *shell) error {
-	perSlot, total := h.idleCaps()
 	h.shellMu.Lock()
-	if sh.own || !sh.Usable() || h.closing || len(h.shells[slot]) >= perSlot {
+	if sh.own || !sh.Usable() || h.closing || len(h.shells[slot]) >= h.idlePerSlot {
 		h.shellMu.Unlock()
 		return sh.close()
 	}
 	var evicted *shell
-	if h.idleShells >= total {
+	if h.idleShells >= h.idleTotal {
 		evicted = h.evictIdle()
 	}
 	h.idleSeq++
