@@ -50,7 +50,8 @@ func TestGeneratedIsCurrent(t *testing.T) {
 }
 
 // TestGeneratedClient runs the generated client against a real server,
-// every operation once, its traffic checked against openapi.yaml.
+// every operation once and a compile-and-run request (gcc, then the
+// program under native_v2), its traffic checked against openapi.yaml.
 func TestGeneratedClient(t *testing.T) {
 	s := svctest.NewServer(t, svctest.Config{})
 	apicheck.Wrap(t, s.Client)
@@ -146,6 +147,33 @@ func TestGeneratedClient(t *testing.T) {
 	three, _ := resp.Results[2].AsTaskResult()
 	if r, err := three.ValueByDiscriminator(); err != nil || r.(oc.NotRunResult).Outcome != oc.NotStarted {
 		t.Errorf("step 3: %v %+v", err, r)
+	}
+
+	// Compile and run: gcc in one step, the program in the next under
+	// native_v2, sharing the workspace.
+	var src oc.FileContent
+	if err := src.FromFileContent0("#include <stdio.h>\nint main(void) { puts(\"compiled and run\"); return 0; }\n"); err != nil {
+		t.Fatal(err)
+	}
+	native := oc.NativeV2
+	var compile, run oc.Step
+	compile.FromTask(oc.Task{Cmd: "gcc", Args: &[]string{"-O2", "-o", "hello", "hello.c"}, Files: &map[string]oc.FileContent{"hello.c": src}})
+	run.FromTask(oc.Task{Cmd: "./hello", SandboxProfile: &native})
+	var cr oc.ExecuteBody
+	if err := cr.FromExecuteRequest(oc.ExecuteRequest{Steps: oc.StepList{compile, run}, StopOnFailure: &stop}); err != nil {
+		t.Fatal(err)
+	}
+	ex, err = c.ExecuteStepsWithResponse(ctx, nil, cr)
+	sent("compile and run", err)
+	if ex.StatusCode() != 200 {
+		t.Fatalf("compile and run: %s %s", ex.Status(), ex.Body)
+	}
+	if resp, err = ex.JSON200.AsExecuteResponse(); err != nil || len(resp.Results) != 2 {
+		t.Fatalf("compile and run: %v %s", err, ex.Body)
+	}
+	ran, _ := resp.Results[1].AsTaskResult()
+	if r, err := ran.ValueByDiscriminator(); err != nil || r.(oc.CompletedResult).Stdout != "compiled and run\n" {
+		t.Errorf("compile and run: %v %s", err, ex.Body)
 	}
 
 	m, err := c.GetMetricsWithResponse(ctx, nil)
