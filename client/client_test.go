@@ -146,16 +146,7 @@ func TestQueueNoRetry(t *testing.T) {
 		t.Fatalf("info: %+v %v", info, err)
 	}
 
-	busy := make(chan error, 1)
-	go func() {
-		_, err := s.NewClient(client.Config{}).Run(context.Background(), svc.Single(svc.Task{Cmd: "sleep", Args: []string{"1"}}))
-		busy <- err
-	}()
-	for deadline := time.Now().Add(10 * time.Second); s.Sandbox.SlotsInUse() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot was never taken")
-		}
-	}
+	busy := holdSlot(t, s, "1")
 	if got := stdout(t, func() (*svc.Response, error) { return c.Execute(context.Background(), echo()) }); got != "hi\n" {
 		t.Errorf("stdout %q", got)
 	}
@@ -272,16 +263,7 @@ func TestRetry503RetryAfter(t *testing.T) {
 	w := &waits{sleep: true}
 	client.SetSleep(c, w.wait)
 
-	busy := make(chan error, 1)
-	go func() {
-		_, err := s.NewClient(client.Config{}).Run(context.Background(), svc.Single(svc.Task{Cmd: "sleep", Args: []string{"1.5"}}))
-		busy <- err
-	}()
-	for deadline := time.Now().Add(10 * time.Second); s.Sandbox.SlotsInUse() == 0; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot was never taken")
-		}
-	}
+	busy := holdSlot(t, s, "1.5")
 	if got := stdout(t, func() (*svc.Response, error) { return c.Execute(context.Background(), echo()) }); got != "hi\n" {
 		t.Errorf("stdout %q", got)
 	}
@@ -801,4 +783,21 @@ func TestParseRetryAfter(t *testing.T) {
 			t.Errorf("%q: %v, want %v", in, got, want)
 		}
 	}
+}
+
+// holdSlot runs a task sleeping secs seconds on s, from a client of its
+// own, and returns once it holds its slot; the channel gets its error.
+func holdSlot(t *testing.T, s *svctest.Server, secs string) <-chan error {
+	t.Helper()
+	busy := make(chan error, 1)
+	go func() {
+		_, err := s.NewClient(client.Config{}).Run(context.Background(), svc.Single(svc.Task{Cmd: "sleep", Args: []string{secs}}))
+		busy <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); s.Sandbox.SlotsInUse() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was never taken")
+		}
+	}
+	return busy
 }

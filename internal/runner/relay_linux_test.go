@@ -319,21 +319,7 @@ func BenchmarkPipePingPong(b *testing.B) {
 		a.PipeTo(c)
 		c.PipeTo(a)
 		b.StartTimer()
-		var (
-			wg     sync.WaitGroup
-			rc     *Result
-			errCat error
-		)
-		wg.Go(func() { rc, errCat = c.Run(context.Background(), testTask("cat")) })
-		rp, err := a.Run(context.Background(), testTask("/svc/ping", "10000"))
-		wg.Wait()
-		if err != nil || errCat != nil || rp.Report.Status.ExitStatus() != 0 || rc.Report.Status.ExitStatus() != 0 {
-			b.Fatalf("ping: %v, %+v, %q; cat: %v", err, rp.Report, rp.Stderr, errCat)
-		}
-		sum += roundTrip(b, rp.Stderr)
-		if err := errors.Join(a.Close(), c.Close()); err != nil {
-			b.Fatal(err)
-		}
+		sum += playPing(b, a, c, testTask("/svc/ping", "10000"), testTask("cat"))
 	}
 	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/round-trip")
 }
@@ -341,6 +327,28 @@ func BenchmarkPipePingPong(b *testing.B) {
 // BenchmarkFIFOPingPong is BenchmarkPipePingPong with the two tasks
 // joined by two FIFOs of their shared workspace instead of the relays:
 // the same sandboxes, no hop through the service. What it adds to
+// playPing runs the pinger in a and cat in c at once, closes both cells
+// and returns the pinger's average round trip.
+func playPing(b *testing.B, a, c *Cell, ping, cat *Task) time.Duration {
+	b.Helper()
+	var (
+		wg     sync.WaitGroup
+		rc     *Result
+		errCat error
+	)
+	wg.Go(func() { rc, errCat = c.Run(context.Background(), cat) })
+	rp, err := a.Run(context.Background(), ping)
+	wg.Wait()
+	if err != nil || errCat != nil || rp.Report.Status.ExitStatus() != 0 || rc.Report.Status.ExitStatus() != 0 {
+		b.Fatalf("ping: %v, %+v, %q; cat: %v", err, rp.Report, rp.Stderr, errCat)
+	}
+	d := roundTrip(b, rp.Stderr)
+	if err := errors.Join(a.Close(), c.Close()); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
 // BenchmarkHostPingPong is the sandboxes' (each task in its own
 // session, so its own scheduler autogroup); what BenchmarkPipePingPong
 // adds to it, the relays'.
@@ -368,21 +376,7 @@ func BenchmarkFIFOPingPong(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		var (
-			wg     sync.WaitGroup
-			rc     *Result
-			errCat error
-		)
-		wg.Go(func() { rc, errCat = c.Run(context.Background(), shTask("exec cat <up >down")) })
-		rp, err := a.Run(context.Background(), shTask("exec /svc/ping 10000 >up <down"))
-		wg.Wait()
-		if err != nil || errCat != nil || rp.Report.Status.ExitStatus() != 0 || rc.Report.Status.ExitStatus() != 0 {
-			b.Fatalf("ping: %v, %+v, %q; cat: %v", err, rp.Report, rp.Stderr, errCat)
-		}
-		sum += roundTrip(b, rp.Stderr)
-		if err := errors.Join(a.Close(), c.Close()); err != nil {
-			b.Fatal(err)
-		}
+		sum += playPing(b, a, c, shTask("exec /svc/ping 10000 >up <down"), shTask("exec cat <up >down"))
 	}
 	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/round-trip")
 }
