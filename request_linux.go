@@ -53,8 +53,12 @@ type request struct {
 
 	// building counts the cells being built ahead; close waits for them.
 	building sync.WaitGroup
-	mu       sync.Mutex // guards ready
+	mu       sync.Mutex // guards ready, pending and built
 	ready    []*cell    // cells built ahead, not yet used
+	// pending counts the cells being built ahead by profile; built is
+	// closed, and replaced, as each of them is done (see takeCell).
+	pending map[Profile]int
+	built   chan struct{}
 }
 
 // cell is a task started ahead in a shell of the request's identity
@@ -372,15 +376,26 @@ func (c *cell) close() error {
 // prepare builds the cells of the request's coming tasks in the
 // background.
 func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
+	rq.mu.Lock()
+	if rq.pending == nil {
+		rq.pending, rq.built = make(map[Profile]int), make(chan struct{})
+	}
+	for _, t := range tasks {
+		rq.pending[t.profile]++
+	}
+	rq.mu.Unlock()
 	for _, t := range tasks {
 		profile := t.profile
 		rq.building.Go(func() {
+			// On an error the task builds its own and reports it.
 			c, err := rq.buildCell(ctx, profile)
-			if err != nil {
-				return // the task builds its own and reports the error
-			}
 			rq.mu.Lock()
-			rq.ready = append(rq.ready, c)
+			if err == nil {
+				rq.ready = append(rq.ready, c)
+			}
+			rq.pending[profile]--
+			close(rq.built)
+			rq.built = make(chan struct{})
 			rq.mu.Unlock()
 		})
 	}
@@ -389,15 +404,32 @@ func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
 // takeCell returns a cell built ahead for a task of profile (its filter
 // installed, or none), or builds one. A cell whose task process installed
 // another profile's filter serves no task of this one: it stays for
-// another task, or is discarded with the request.
+// another task, or is discarded with the request. While cells of profile
+// are being built ahead, it waits for one of them instead of building
+// another: a step that starts soon after its cells were asked for (after
+// a replayed step, or a short one) would otherwise build a second cell,
+// and shell, for each of its tasks while the first ones are on their way.
 func (rq *request) takeCell(ctx context.Context, profile Profile) (*cell, error) {
 	rq.mu.Lock()
-	for i := len(rq.ready) - 1; i >= 0; i-- {
-		if c := rq.ready[i]; c.early == profile || c.early == "" {
-			rq.ready = slices.Delete(rq.ready, i, i+1)
-			rq.mu.Unlock()
-			return c, nil
+	for {
+		for i := len(rq.ready) - 1; i >= 0; i-- {
+			if c := rq.ready[i]; c.early == profile || c.early == "" {
+				rq.ready = slices.Delete(rq.ready, i, i+1)
+				rq.mu.Unlock()
+				return c, nil
+			}
 		}
+		if rq.pending[profile] == 0 {
+			break
+		}
+		built := rq.built
+		rq.mu.Unlock()
+		select {
+		case <-built:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		rq.mu.Lock()
 	}
 	rq.mu.Unlock()
 	return rq.buildCell(ctx, profile)

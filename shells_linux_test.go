@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,5 +200,63 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 				}
 			}
 		})
+	}
+}
+
+// TestTakeCellWaitsForCellsBuiltAhead: the tasks of a step that starts
+// while its cells are still being built ahead (as after a replayed step)
+// take those cells, one each, instead of building a second cell and shell
+// for every task.
+func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds sandbox shells")
+	}
+	sb := oneSlotSandbox(t)
+	sb.drainPool()
+	h := hostOf(sb)
+	slot := sb.takeID()
+	defer sb.putID(slot)
+	rq, err := h.newRequest("cells-ahead", slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := rq.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	const width = 6
+	tasks := make([]taskPlan, width)
+	for i := range tasks {
+		tasks[i].profile = ProfileNativeV2
+	}
+	ctx := context.Background()
+	rq.prepare(ctx, tasks)
+	cells := make([]*cell, width)
+	errs := make([]error, width)
+	var wg sync.WaitGroup
+	for i := range cells {
+		wg.Go(func() { cells[i], errs[i] = rq.takeCell(ctx, ProfileNativeV2) })
+	}
+	wg.Wait()
+	for i, c := range cells {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		defer func() {
+			if err := c.close(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	if n := rq.ntask.Load(); n != width {
+		t.Errorf("%d cells built for %d tasks whose cells were being built ahead, want %d", n, width, width)
+	}
+	seen := map[*cell]bool{}
+	for _, c := range cells {
+		if seen[c] {
+			t.Fatalf("one cell taken twice")
+		}
+		seen[c] = true
 	}
 }
