@@ -13,7 +13,7 @@ import (
 
 // oneSlotSandbox returns a Sandbox that runs one request at a time, of
 // one task, with host ids of its own, closed at the test's end.
-func oneSlotSandbox(t *testing.T) *Sandbox {
+func oneSlotSandbox(t testing.TB) *Sandbox {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "svc-test-")
 	if err != nil {
