@@ -101,18 +101,7 @@ func BenchmarkAllowedCalls(b *testing.B) {
 			}
 			sb := oneSlotSandbox(b)
 			if !watch {
-				// Filters as a kernel without listeners gets them.
-				sb.drainPool()
-				h := hostOf(sb)
-				if err := h.dropShells(); err != nil {
-					b.Fatal(err)
-				}
-				var err error
-				if h.base, h.baseWatched, h.filters, err = taskFilters(h.cfg.AllowedProfiles, false, false); err != nil {
-					b.Fatal(err)
-				}
-				h.watch.Store(false)
-				sb.startPreparing()
+				unwatch(b, sb)
 			}
 			req := &Request{Steps: []Step{
 				Single(Task{Cmd: "gcc", Args: []string{"-O2", "-o", "loop", "loop.c"},

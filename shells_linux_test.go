@@ -34,6 +34,24 @@ func oneSlotSandbox(t testing.TB) *Sandbox {
 	return sb
 }
 
+// unwatch gives sb's shells built from now on the filters a kernel
+// without seccomp listeners gets: no call is watched, a refused one is
+// answered ENOSYS in the kernel.
+func unwatch(t testing.TB, sb *Sandbox) {
+	t.Helper()
+	sb.drainPool()
+	h := hostOf(sb)
+	if err := h.dropShells(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if h.base, h.baseWatched, h.filters, err = taskFilters(h.cfg.AllowedProfiles, false, false); err != nil {
+		t.Fatal(err)
+	}
+	h.watch.Store(false)
+	sb.startPreparing()
+}
+
 // TestIdleShellsEvictOldest: with every place for an idle shell taken, a
 // shell put back takes the place of the one idle longest, whatever its
 // slot, and that one is closed; a slot at its own cap closes the shell
@@ -149,19 +167,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
 			sb := oneSlotSandbox(t)
 			if !watch {
-				// Filters as a kernel without listeners gets them, in
-				// shells built from now on.
-				sb.drainPool()
-				if err := hostOf(sb).dropShells(); err != nil {
-					t.Fatal(err)
-				}
-				h := hostOf(sb)
-				var err error
-				if h.base, h.baseWatched, h.filters, err = taskFilters(h.cfg.AllowedProfiles, false, false); err != nil {
-					t.Fatal(err)
-				}
-				h.watch.Store(false)
-				sb.startPreparing()
+				unwatch(t, sb)
 			}
 			run := func(task Task) {
 				t.Helper()

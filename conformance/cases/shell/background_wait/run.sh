@@ -11,5 +11,8 @@ wait $pid
 echo "status $?"
 sleep 5 &
 kill $!
-wait $!
+# dash says "Terminated" only when wait itself reaps the job, not when the
+# shell reaped it before: a race on the host as in the sandbox, so the
+# status is compared and the message is not.
+wait $! 2>/dev/null
 echo "killed job status $?"
