@@ -16,12 +16,16 @@ func BenchmarkRunTrue(b *testing.B) { benchRunTrue(b, newSandbox(b, svc.Config{}
 // cache: each request mounts its overlay.
 func BenchmarkRunTrueGoCache(b *testing.B) { benchRunTrue(b, goCacheSandbox(b, svc.Config{})) }
 
-// benchRunTrue runs /bin/true requests in sb. It reports the CPU time of
-// this process per request too: the service's own, with what it has the
-// kernel do for it (its mounts, cgroups, the teardowns), without the
-// task's.
+// benchRunTrue runs /bin/true requests in sb.
 func benchRunTrue(b *testing.B, sb *svc.Sandbox) {
-	req := &svc.Request{Steps: []svc.Step{svc.Single(svc.Task{Cmd: "/bin/true"})}}
+	benchRequest(b, sb, &svc.Request{Steps: []svc.Step{svc.Single(svc.Task{Cmd: "/bin/true"})}})
+}
+
+// benchRequest runs req, a one-task request whose task exits 0, in sb.
+// It reports the CPU time of this process per request too: the service's
+// own, with what it has the kernel do for it (its mounts, cgroups, the
+// teardowns), without the task's.
+func benchRequest(b *testing.B, sb *svc.Sandbox, req *svc.Request) {
 	cpu := processCPU()
 	for b.Loop() {
 		resp, err := sb.Run(context.Background(), req)

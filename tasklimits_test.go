@@ -311,16 +311,5 @@ func TestLimitTaskCacheKey(t *testing.T) {
 func BenchmarkRunTrueTaskLimits(b *testing.B) {
 	sb := newSandbox(b, svc.Config{})
 	l := svc.TaskLimits{MemoryMax: 64 * svc.MiB, PidsMax: 8, CPUTimeLimit: time.Second}
-	req := &svc.Request{Steps: []svc.Step{svc.Single(limited(svc.Task{Cmd: "/bin/true"}, l))}}
-	cpu := processCPU()
-	for b.Loop() {
-		resp, err := sb.Run(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if r := resp.Results[0].Results[0]; r.Outcome != svc.OutcomeExited || r.ExitCode != 0 {
-			b.Fatalf("%+v", r)
-		}
-	}
-	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	benchRequest(b, sb, &svc.Request{Steps: []svc.Step{svc.Single(limited(svc.Task{Cmd: "/bin/true"}, l))}})
 }
