@@ -308,14 +308,7 @@ func BenchmarkPipePingPong(b *testing.B) {
 	var sum time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		a, err := sa.Cell(context.Background(), task)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := sc.Cell(context.Background(), task)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a, c := cellPair(b, sa, sc, task)
 		a.PipeTo(c)
 		c.PipeTo(a)
 		b.StartTimer()
@@ -324,9 +317,19 @@ func BenchmarkPipePingPong(b *testing.B) {
 	b.ReportMetric(float64(sum.Nanoseconds())/float64(b.N), "ns/round-trip")
 }
 
-// BenchmarkFIFOPingPong is BenchmarkPipePingPong with the two tasks
-// joined by two FIFOs of their shared workspace instead of the relays:
-// the same sandboxes, no hop through the service. What it adds to
+// cellPair starts a cell for task in each of two shells.
+func cellPair(b *testing.B, sa, sc *Shell, task *ShellTask) (a, c *Cell) {
+	b.Helper()
+	var err error
+	if a, err = sa.Cell(context.Background(), task); err != nil {
+		b.Fatal(err)
+	}
+	if c, err = sc.Cell(context.Background(), task); err != nil {
+		b.Fatal(err)
+	}
+	return a, c
+}
+
 // playPing runs the pinger in a and cat in c at once, closes both cells
 // and returns the pinger's average round trip.
 func playPing(b *testing.B, a, c *Cell, ping, cat *Task) time.Duration {
@@ -349,6 +352,9 @@ func playPing(b *testing.B, a, c *Cell, ping, cat *Task) time.Duration {
 	return d
 }
 
+// BenchmarkFIFOPingPong is BenchmarkPipePingPong with the two tasks
+// joined by two FIFOs of their shared workspace instead of the relays:
+// the same sandboxes, no hop through the service. What it adds to
 // BenchmarkHostPingPong is the sandboxes' (each task in its own
 // session, so its own scheduler autogroup); what BenchmarkPipePingPong
 // adds to it, the relays'.
@@ -367,14 +373,7 @@ func BenchmarkFIFOPingPong(b *testing.B) {
 	var sum time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		a, err := sa.Cell(context.Background(), task)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, err := sc.Cell(context.Background(), task)
-		if err != nil {
-			b.Fatal(err)
-		}
+		a, c := cellPair(b, sa, sc, task)
 		b.StartTimer()
 		sum += playPing(b, a, c, shTask("exec /svc/ping 10000 >up <down"), shTask("exec cat <up >down"))
 	}
