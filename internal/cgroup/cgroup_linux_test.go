@@ -390,9 +390,10 @@ func expectIn(t *testing.T, g *Group, pid int) {
 	}
 }
 
-// TestOpenProcs: the cgroup.procs files a StatsReader opens move a process
-// into the group in every controller, its own directories and, on v1,
-// those it shares with a CPUShare's group.
+// TestOpenProcs: the join files a StatsReader opens move a process of one
+// thread into the group in every controller, its own directories and, on
+// v1, those it shares with a CPUShare's group. On v1 they are the tasks
+// files, whose move takes no global lock (see Hierarchy.joinFile).
 func TestOpenProcs(t *testing.T) {
 	h := hierarchy(t)
 	svc := service(t, h)
@@ -435,7 +436,13 @@ func TestOpenProcs(t *testing.T) {
 					t.Fatal(err)
 				}
 				if len(fds) != len(g.uniq()) {
-					t.Errorf("%d cgroup.procs files for %d directories", len(fds), len(g.uniq()))
+					t.Errorf("%d join files for %d directories", len(fds), len(g.uniq()))
+				}
+				want := map[Version]string{V1: "/tasks", V2: "/cgroup.procs"}[h.Version()]
+				for _, fd := range fds {
+					if f, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || !strings.HasSuffix(f, want) {
+						t.Errorf("join file %q (%v), want one ending in %s", f, err, want)
+					}
 				}
 				cmd := exec.Command("sleep", "100")
 				if err := cmd.Start(); err != nil {
@@ -447,7 +454,7 @@ func TestOpenProcs(t *testing.T) {
 				}()
 				for _, fd := range fds {
 					if _, err := unix.Write(fd, []byte(strconv.Itoa(cmd.Process.Pid))); err != nil {
-						t.Errorf("write cgroup.procs: %v", err)
+						t.Errorf("write the join file: %v", err)
 					}
 					unix.Close(fd)
 				}

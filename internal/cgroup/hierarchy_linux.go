@@ -160,6 +160,23 @@ func hasOpt(opts, o string) bool {
 // Version returns the hierarchy's version.
 func (h *Hierarchy) Version() Version { return h.ver }
 
+// joinFile is the file of a group's directory through which a task
+// process joins it, writing "0" (itself) while it is single-threaded. On
+// v1 it is tasks, which moves the writing thread alone; cgroup.procs
+// moves its whole thread group and for that takes the kernel's global
+// cgroup_threadgroup_rwsem for writing, which waits for an RCU grace
+// period (milliseconds on an idle machine) whenever no other migration
+// came shortly before, holding cgroup_mutex, and every cgroup made,
+// removed or joined on the machine waits with it. For a process of one
+// thread the two moves are the same. On v2 tasks does not exist and a
+// thread moves alone only within a threaded subtree: cgroup.procs.
+func (h *Hierarchy) joinFile() string {
+	if h.ver == V1 {
+		return "tasks"
+	}
+	return "cgroup.procs"
+}
+
 // Own returns this process's cgroup path as read by Detect: on v1 its path
 // in the memory hierarchy. It does not follow later moves, such as the
 // one into the supervisor leaf by Service.

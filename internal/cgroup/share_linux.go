@@ -21,8 +21,8 @@ type CPUShare struct {
 	// dirs are the cpu and cpuacct directories with their statistics
 	// files open.
 	dirs map[string]dirFD
-	// procs are their cgroup.procs files, open for writing: each task
-	// process gets a copy (StatsReader.OpenProcs).
+	// procs are their join files (Hierarchy.joinFile), open for writing:
+	// each task process gets a copy (StatsReader.OpenProcs).
 	procs map[string]int
 }
 
@@ -56,9 +56,10 @@ func (g *Group) ShareCPU(l Limits) (_ *CPUShare, err error) {
 			return nil, fmt.Errorf("cgroup: share cpu: %w", err)
 		}
 		s.dirs[p] = d
-		fd, err := unix.Openat(d.fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		join := g.h.joinFile()
+		fd, err := unix.Openat(d.fd, join, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, fmt.Errorf("cgroup: share cpu: open %s: %w", filepath.Join(p, "cgroup.procs"), err)
+			return nil, fmt.Errorf("cgroup: share cpu: open %s: %w", filepath.Join(p, join), err)
 		}
 		s.procs[p] = fd
 	}
@@ -123,7 +124,7 @@ func (s *CPUShare) Close() {
 	s.dirs, s.procs = nil, nil
 }
 
-// procsFD returns the open cgroup.procs file of the share's directory p,
+// procsFD returns the open join file of the share's directory p,
 // if p is one of its; a nil share has none.
 func (s *CPUShare) procsFD(p string) (int, bool) {
 	if s == nil {

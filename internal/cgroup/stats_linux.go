@@ -117,13 +117,15 @@ func (g *Group) openStats(share *CPUShare) (_ *StatsReader, err error) {
 	return r, nil
 }
 
-// OpenProcs opens for writing the cgroup.procs file of each of the
-// group's distinct directories (one on v2, one per hierarchy on v1),
-// relative to the directories the reader holds open, so no path is
-// walked again; those of a CPUShare's directories are copies of the
-// share's, opened once for all its tasks. A process that writes "0" to
-// each moves itself into the group. The caller closes them.
+// OpenProcs opens for writing the file through which a process joins
+// each of the group's distinct directories (one on v2, one per hierarchy
+// on v1: see [Hierarchy.joinFile]), relative to the directories the
+// reader holds open, so no path is walked again; those of a CPUShare's
+// directories are copies of the share's, opened once for all its tasks. A
+// single-threaded process that writes "0" to each moves itself into the
+// group. The caller closes them.
 func (r *StatsReader) OpenProcs() ([]int, error) {
+	join := r.g.h.joinFile()
 	var fds []int
 	for _, p := range r.g.uniq() {
 		var fd int
@@ -131,13 +133,13 @@ func (r *StatsReader) OpenProcs() ([]int, error) {
 		if held, ok := r.share.procsFD(p); ok {
 			fd, err = unix.FcntlInt(uintptr(held), unix.F_DUPFD_CLOEXEC, 0)
 		} else {
-			fd, err = unix.Openat(r.dirs[p].fd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+			fd, err = unix.Openat(r.dirs[p].fd, join, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 		}
 		if err != nil {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
-			return nil, fmt.Errorf("cgroup: open %s: %w", filepath.Join(p, "cgroup.procs"), err)
+			return nil, fmt.Errorf("cgroup: open %s: %w", filepath.Join(p, join), err)
 		}
 		fds = append(fds, fd)
 	}

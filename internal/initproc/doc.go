@@ -48,8 +48,8 @@
 // answers 'C' (clean).
 //
 // The task process sets its rlimits, moves itself into the task's cgroups
-// (writing "0" to each cgroup.procs file) and enters a new cgroup
-// namespace rooted there, so that the task's statistics count the task
+// (writing "0" to each join file: tasks on v1, cgroup.procs on v2) and
+// enters a new cgroup namespace rooted there, so that the task's statistics count the task
 // alone, without the init and the sandbox's setup; then it switches to the
 // unprivileged task identity, clears every capability set, keeps only fds
 // 0-4, says it is ready and blocks reading its command from fd 3: the task
@@ -86,7 +86,7 @@
 //
 // Task (control socket, parent to init): struct svc_task, with the task's
 // stdin, stdout, stderr, config and status (a unix stream socket) and then
-// its cgroup.procs files and mount trees in SCM_RIGHTS, then the task's
+// its cgroup join files and mount trees in SCM_RIGHTS, then the task's
 // mount records and, optionally, its seccomp program ('f', or 'n' watched).
 //
 // Config: the cell frame on the init's control socket, a little-endian

@@ -46,10 +46,10 @@ struct rec {
 
 static int status_fd = SVC_FD_STATUS;
 
-// ncgroup is the number of cgroup.procs fds the init holds from
-// SVC_FD_CGROUP on, for its task process to join; ntree the number of
-// detached mount trees it holds after them, for the plan's attach
-// operations.
+// ncgroup is the number of cgroup join files (v1's tasks, v2's
+// cgroup.procs) the init holds from SVC_FD_CGROUP on, for its task
+// process to join; ntree the number of detached mount trees it holds
+// after them, for the plan's attach operations.
 static int ncgroup, ntree;
 
 // last_pid is the PID namespace's ns_last_pid, opened while /proc/sys was
@@ -473,7 +473,8 @@ exec_task(char **argv, char **envp, const char *cmd, const char *dir, struct soc
 }
 
 // join_cgroups moves the task process into the task's cgroups, writing
-// "0" (the writer) to each cgroup.procs fd, then makes the new cgroup
+// "0" (the writer) to each of its join files (v1's tasks, v2's
+// cgroup.procs: the process has one thread), then makes the new cgroup
 // namespace rooted there: the task sees its cgroup as "/". The init stays
 // where the zygote made it, so the task's CPU time, memory and process
 // counts are its own, without the sandbox's setup. It runs while the
@@ -488,7 +489,7 @@ static void join_cgroups(void)
 			w = write(SVC_FD_CGROUP + i, "0", 1);
 		while (w < 0 && errno == EINTR);
 		if (w != 1)
-			die("join the task's cgroup", "cgroup.procs");
+			die("join the task's cgroup", "write 0");
 		close(SVC_FD_CGROUP + i);
 	}
 	if (unshare(CLONE_NEWCGROUP) < 0)

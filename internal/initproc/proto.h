@@ -16,7 +16,7 @@
 // until execve.
 #define SVC_FD_CONFIG 3 // init: the control socket; task: its records from the parent, then EOF
 #define SVC_FD_STATUS 4 // init and task -> parent: status lines
-#define SVC_FD_CGROUP 5 // task: the first of its cgroup.procs files
+#define SVC_FD_CGROUP 5 // task: the first of its cgroup join files (v1 tasks, v2 cgroup.procs)
 
 // A spawn request: this struct, and in the same message (SCM_RIGHTS) the
 // fds stdin, stdout and stderr of the init (/dev/null), its control socket
@@ -35,8 +35,8 @@ struct svc_spawn {
 // The init is a shell, which runs one task after another. On its control
 // socket it reads first the cell frame, then for each task this struct
 // with the task's fds in SCM_RIGHTS (stdin, stdout, stderr, config,
-// status, then nprocs cgroup.procs files of the task's cgroup, one on
-// cgroup v2 and one per hierarchy on v1, then ntrees mount trees, the
+// status, then nprocs join files of the task's cgroup (v2's cgroup.procs,
+// v1's tasks, one per hierarchy), then ntrees mount trees, the
 // open_tree clones the task's attach operations take), then framelen
 // bytes of mount records: the task's own mounts, undone after it. The task
 // process moves itself into each cgroup, so the init stays outside them.

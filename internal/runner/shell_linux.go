@@ -50,8 +50,8 @@ type ShellConfig struct {
 
 // ShellTask is what one task of a shell has of its own.
 type ShellTask struct {
-	// CgroupProcs are the cgroup.procs files of the task's cgroup (one on
-	// v2, one per hierarchy on v1), open for writing: the task process
+	// CgroupProcs are the join files of the task's cgroup (v2's
+	// cgroup.procs; v1's tasks, one per hierarchy), open for writing: the task process
 	// moves itself into each before it drops its privileges. The init
 	// stays out, so the group counts the task alone. Cell takes them: it
 	// closes them, whether it succeeds or not.
