@@ -44,8 +44,8 @@ const relayBuf = 64 * 1024
 // read before: a consumer that does not read holds the producer up, as
 // one pipe between them would, and nothing is buffered past one read.
 // Both ends are plain non-blocking descriptors that the cell's pump
-// waits on in poll(2), with the task's other streams: a read and a
-// write, no goroutine and no allocation per message.
+// waits on with the task's other streams: a read and a write, no
+// goroutine and no allocation per message.
 type relay struct {
 	out     *collector
 	buf     []byte

@@ -36,9 +36,12 @@ type Shell struct {
 	// netDirty: a task that may have made a socket ran since the network
 	// namespace last read as when it was made.
 	netDirty bool
-	tasks    int         // cells given out
-	busy     bool        // a cell of it is out
-	dead     atomic.Bool // the init is gone or must go: never used again
+	tasks    int  // cells given out
+	busy     bool // a cell of it is out
+	// poll waits for its cells' descriptors, one cell at a time; nil if
+	// none could be had (poll(2) then).
+	poll *poller
+	dead atomic.Bool // the init is gone or must go: never used again
 }
 
 // ShellConfig describes the sandbox of a shell; Spec.Mounts is a
@@ -51,10 +54,11 @@ type ShellConfig struct {
 // ShellTask is what one task of a shell has of its own.
 type ShellTask struct {
 	// CgroupProcs are the join files of the task's cgroup (v2's
-	// cgroup.procs; v1's tasks, one per hierarchy), open for writing: the task process
-	// moves itself into each before it drops its privileges. The init
-	// stays out, so the group counts the task alone. Cell takes them: it
-	// closes them, whether it succeeds or not.
+	// cgroup.procs; v1's tasks, one per hierarchy), open for writing:
+	// the task process moves itself into each before it drops its
+	// privileges. The init stays out, so the group counts the task
+	// alone. Cell takes them: it closes them, whether it succeeds or
+	// not.
 	CgroupProcs []int
 	// Trees are the host directories whose mounts the task's attach
 	// operations take, in the order of their numbers (see
@@ -90,7 +94,17 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell socket: %w", err)
 	}
+	// Ours non-blocking, so that waiting for the init's answers parks the
+	// goroutine in the runtime's poller rather than holding its P in
+	// read(2) (see poller). The init's end stays blocking.
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		return nil, fmt.Errorf("shell socket: %w", err)
+	}
 	s.ctl = os.NewFile(uintptr(pair[0]), "shell")
+	// Without one its cells wait in poll(2).
+	s.poll, _ = newPoller()
 	theirCtl := os.NewFile(uintptr(pair[1]), "shell")
 	defer theirCtl.Close()
 	statR, w, err := pipe(false, true)
@@ -190,7 +204,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	// The message and its frame in one call: the init reads both with
 	// no wait between.
 	b := append(msg.Encode(), frame...)
-	n, err := unix.SendmsgN(int(s.ctl.Fd()), b, unix.UnixRights(theirs...), nil, 0)
+	n, err := sendmsg(s.ctl, b, unix.UnixRights(theirs...))
 	if err == nil && n < len(b) {
 		_, err = s.ctl.Write(b[n:])
 	}
@@ -203,7 +217,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	theirs = nil
 
 	var pidfd int
-	r := &fdReader{fd: cell.statR, pidfds: watched, pidfd: -1}
+	r := &fdReader{fd: cell.statR, pidfds: watched, pidfd: -1, poll: s.poll}
 	if cell.status, pidfd, err = waitReadyFrom(ctx, r, s.kill); err != nil {
 		return nil, err
 	}
@@ -259,7 +273,17 @@ func syncWakeUp(fd int) {
 func recvListener(ctl *os.File) (int, error) {
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), b[:], oob, unix.MSG_CMSG_CLOEXEC)
+	var n, oobn int
+	rc, err := ctl.SyscallConn()
+	if err == nil {
+		rerr := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, err = unix.Recvmsg(int(fd), b[:], oob, unix.MSG_CMSG_CLOEXEC)
+			return err != unix.EAGAIN
+		})
+		if rerr != nil {
+			err = rerr
+		}
+	}
 	if err != nil {
 		return -1, fmt.Errorf("sandbox shell: receive the base filter's listener: %w", err)
 	}
@@ -275,6 +299,25 @@ func recvListener(ctl *os.File) (int, error) {
 	}
 	syncWakeUp(fds[0])
 	return fds[0], nil
+}
+
+// sendmsg sends b with the control message oob on the non-blocking
+// socket f, waiting in the runtime's poller for room, and returns how
+// much of b went.
+func sendmsg(f *os.File, b, oob []byte) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	rerr := rc.Write(func(fd uintptr) bool {
+		n, err = unix.SendmsgN(int(fd), b, oob, nil, 0)
+		return err != unix.EAGAIN
+	})
+	if rerr != nil {
+		return n, rerr
+	}
+	return n, err
 }
 
 // kill kills the shell's init, and with it every process of the shell.
@@ -346,6 +389,9 @@ func (s *Shell) Close() error {
 	err := s.reap()
 	if s.ctl != nil {
 		s.ctl.Close()
+	}
+	if s.poll != nil {
+		s.poll.close()
 	}
 	closeFD(&s.listener)
 	if s.netns != nil {
