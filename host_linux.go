@@ -70,6 +70,11 @@ type host struct {
 	shellMu               sync.Mutex
 	shells                map[int][]*shell // idle, by identity slot, oldest first
 	idleShells            int              // in shells
+	// shellBack is closed, and replaced, whenever a shell comes back
+	// from a cell closing in the background; shellWaits counts the
+	// tasks waiting for one (see takeShell).
+	shellBack  chan struct{}
+	shellWaits int
 	// idlePerSlot and idleTotal cap the idle shells (idleCaps).
 	idlePerSlot, idleTotal int
 	idleSeq                uint64       // stamps shells as they are put back
@@ -178,7 +183,7 @@ func openHost(cfg *Config) (platform, error) {
 		}
 	}
 	h.shellPlan, h.taskMounts = mount.ShellPlan(params, h.sys), mount.TaskMounts(params)
-	h.shells = make(map[int][]*shell)
+	h.shells, h.shellBack = make(map[int][]*shell), make(chan struct{})
 	h.idlePerSlot, h.idleTotal = idleCaps(cfg.Limits)
 	h.watch.Store(watchable())
 	profiles := cfg.AllowedProfiles

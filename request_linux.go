@@ -59,6 +59,9 @@ type request struct {
 	// closed, and replaced, as each of them is done (see takeCell).
 	pending map[Profile]int
 	built   chan struct{}
+	// returning counts its cells closing in the background, whose shells
+	// come back to its slot (guarded by h.shellMu; see takeShell).
+	returning int
 }
 
 // cell is a task started ahead in a shell of the request's identity
@@ -75,6 +78,9 @@ type cell struct {
 	// early is the profile whose filter the task process installed
 	// before it said it was ready; "" for none.
 	early Profile
+	// returning is the request whose count of cells closing in the
+	// background this one is in (closeCell); nil if none.
+	returning *request
 }
 
 var _ workspace = (*request)(nil)
@@ -285,7 +291,7 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 			stats.Close()
 		}
 		if sh != nil {
-			err = errors.Join(err, rq.h.putShell(rq.slot, sh))
+			err = errors.Join(err, rq.h.putShell(rq.slot, sh, nil))
 		}
 		if tg != nil {
 			err = errors.Join(err, tg.Remove())
@@ -369,7 +375,7 @@ func (c *cell) close() error {
 	// The reader first: it may hold the shell's files, which go with the
 	// shell to its next task or with its close.
 	c.stats.Close()
-	err = errors.Join(err, c.h.putShell(c.slot, c.shell))
+	err = errors.Join(err, c.h.putShell(c.slot, c.shell, c.returning))
 	return errors.Join(err, c.group.Remove())
 }
 
@@ -532,6 +538,10 @@ func (rq *request) runTask(ctx context.Context, t *taskPlan) (Result, error) {
 // closeCell closes c off the critical path: the task's mounts are undone,
 // its shell given back and its cgroup removed after the result is out.
 func (rq *request) closeCell(c *cell) {
+	rq.h.shellMu.Lock()
+	rq.returning++
+	rq.h.shellMu.Unlock()
+	c.returning = rq
 	rq.h.background(func() {
 		if err := c.close(); err != nil {
 			rq.h.cfg.Logger.Error("task cleanup", "err", err)

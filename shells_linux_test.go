@@ -95,7 +95,7 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 		shells = append(shells, build(slot))
 	}
 	for i, slot := range []int{0, 0, 1, 1} {
-		if err := h.putShell(slot, shells[i]); err != nil {
+		if err := h.putShell(slot, shells[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 		t.Fatalf("idle shells by slot %v, want [2 2 0]", got)
 	}
 	// Slot 2's shell takes the place of slot 0's first.
-	if err := h.putShell(2, build(2)); err != nil {
+	if err := h.putShell(2, build(2), nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := idle(); got != [3]int{1, 2, 1} {
@@ -115,7 +115,7 @@ func TestIdleShellsEvictOldest(t *testing.T) {
 	// Slot 1 is at its own cap: a third shell of it is closed.
 	a, b, c := build(1), build(1), build(1) // its two idle shells and a new one
 	for _, sh := range []*shell{a, b, c} {
-		if err := h.putShell(1, sh); err != nil {
+		if err := h.putShell(1, sh, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -264,5 +264,78 @@ func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
 			t.Fatalf("one cell taken twice")
 		}
 		seen[c] = true
+	}
+}
+
+// TestTakeShellWaitsForClosingCells: a task that finds no idle shell
+// while a cell of its request is closing in the background takes that
+// cell's shell as it comes back, rather than build one.
+func TestTakeShellWaitsForClosingCells(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds sandbox shells")
+	}
+	sb := oneSlotSandbox(t)
+	sb.drainPool()
+	h := hostOf(sb)
+	slot := sb.takeID()
+	defer sb.putID(slot)
+	rq, err := h.newRequest("shell-back", slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := rq.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	sh, err := h.takeShell(ctx, rq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.dropShells(); err != nil {
+		t.Fatal(err)
+	}
+	// As closeCell counts a cell closing in the background.
+	h.shellMu.Lock()
+	rq.returning++
+	h.shellMu.Unlock()
+	made, _ := runner.ShellCounts()
+	type taken struct {
+		sh  *shell
+		err error
+	}
+	done := make(chan taken, 1)
+	go func() {
+		sh, err := h.takeShell(ctx, rq)
+		done <- taken{sh, err}
+	}()
+	waiting := func() bool {
+		h.shellMu.Lock()
+		defer h.shellMu.Unlock()
+		return h.shellWaits == 1
+	}
+	for deadline := time.Now().Add(10 * time.Second); !waiting(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the task did not wait for the shell on its way back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := h.putShell(slot, sh, rq); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	defer h.putShell(slot, got.sh, nil)
+	if got.sh != sh {
+		t.Error("the task did not take the shell that came back")
+	}
+	if now, _ := runner.ShellCounts(); now != made {
+		t.Errorf("%d shells built while one was on its way back, want 0", now-made)
+	}
+	if rq.returning != 0 {
+		t.Errorf("%d cells still counted as closing, want 0", rq.returning)
 	}
 }
