@@ -164,7 +164,7 @@ func (h *host) runGoCacheBuild(ctx context.Context, id string, slot int, parent,
 		}
 	}
 	task := resolveTask(&Task{Cmd: goCacheCmd[0], Args: goCacheCmd[1:], SandboxProfile: profile}, profile, rq.limits)
-	r, err := rq.runTask(ctx, &task)
+	r, err := rq.runTask(ctx, &task, false)
 	if err != nil {
 		return r, fmt.Errorf("go build cache: %w", err)
 	}

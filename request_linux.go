@@ -463,9 +463,9 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 		switch {
 		case sr.Results[i].Outcome != "":
 		case len(step.tasks) == 1:
-			sr.Results[i], errs[i] = rq.runTask(ctx, t)
+			sr.Results[i], errs[i] = rq.runTask(ctx, t, false)
 		default:
-			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t) })
+			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t, true) })
 		}
 	}
 	wg.Wait()
@@ -508,7 +508,7 @@ func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Resul
 	}
 	for i, c := range cells {
 		if c != nil {
-			wg.Go(func() { results[i], errs[i] = rq.runIn(ctx, &step.tasks[i], c) })
+			wg.Go(func() { results[i], errs[i] = rq.runIn(ctx, &step.tasks[i], c, false) })
 		}
 	}
 	wg.Wait()
@@ -526,13 +526,14 @@ func (s *stepPlan) piped() bool {
 }
 
 // runTask runs t in a cell of the request: one built ahead for it, or one
-// built now.
-func (rq *request) runTask(ctx context.Context, t *taskPlan) (Result, error) {
+// built now. beside says other tasks of its step run meanwhile
+// (runner.Task.Park).
+func (rq *request) runTask(ctx context.Context, t *taskPlan, beside bool) (Result, error) {
 	c, err := rq.takeCell(ctx, t.profile)
 	if err != nil {
 		return Result{}, err
 	}
-	return rq.runIn(ctx, t, c)
+	return rq.runIn(ctx, t, c, beside)
 }
 
 // closeCell closes c off the critical path: the task's mounts are undone,
@@ -553,7 +554,7 @@ func (rq *request) closeCell(c *cell) {
 // closes. Its resolved profile, working dir, environment and limits are
 // the plan's; the cell takes the limits where they are lower than the
 // request's it was built with (cell.lower).
-func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell) (Result, error) {
+func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool) (Result, error) {
 	profile, l := t.profile, t.limits
 	defer rq.closeCell(c)
 	var filter []byte // none if installed already
@@ -586,6 +587,7 @@ func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell) (Result, err
 		Budget:      rq.budget,
 		NoSockets:   refusesSockets(profile),
 		Allows:      rq.h.allows[profile],
+		Park:        beside,
 	}
 	rr, err := c.c.Run(ctx, rt)
 	if err != nil {

@@ -240,8 +240,12 @@ func TestCollect(t *testing.T) {
 // (Cell.pump). Each case would hang or lose bytes if a stream waited on
 // another: both directions past a pipe's buffer at once, stdout and
 // stderr filled in turn, stdin never read or closed early by the task.
+// Every case runs with the loop waiting in poll(2) and parked in the
+// shell's poller (Task.Park); the parked ones one after another in one
+// shell, whose poller each task leaves cleared for the next.
 func TestRunStreams(t *testing.T) {
 	requireRoot(t)
+	parkShell := testShell(t)
 	big := strings.Repeat("0123456789abcdef", 48<<10) // 768 KiB
 	for _, c := range []struct {
 		name, script, stdin string
@@ -256,26 +260,38 @@ func TestRunStreams(t *testing.T) {
 		{"stdin closed after a line", "head -n 1; exec 0<&-; echo closed", "first\n" + big, "first\nclosed\n", "", 0},
 		{"no stdin, exit status", "cat; exit 7", "", "", "", 7},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			cell, err := testShell(t).Cell(context.Background(), shellTask(t))
-			if err != nil {
-				t.Fatal(err)
+		for _, park := range []bool{false, true} {
+			name := c.name
+			sh := parkShell
+			if park {
+				name += ", parked"
+			} else {
+				sh = testShell(t)
 			}
-			defer cell.Close()
-			task := testTask("sh", "-c", c.script)
-			task.Stdin = c.stdin
-			r, err := cell.Run(context.Background(), task)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !r.Report.Exited || r.Report.Status.ExitStatus() != c.wantExit {
-				t.Fatalf("report %+v, want exit %d; stderr %.200q", r.Report, c.wantExit, r.Stderr)
-			}
-			if string(r.Stdout) != c.wantOut || string(r.Stderr) != c.wantErr || r.StdoutTruncated || r.StderrTruncated {
-				t.Errorf("stdout %d bytes (want %d, equal %v, truncated %v), stderr %d bytes (want %d, equal %v, truncated %v)",
-					len(r.Stdout), len(c.wantOut), string(r.Stdout) == c.wantOut, r.StdoutTruncated,
-					len(r.Stderr), len(c.wantErr), string(r.Stderr) == c.wantErr, r.StderrTruncated)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				if park && sh.poll == nil {
+					t.Fatal("the shell has no poller")
+				}
+				cell, err := sh.Cell(context.Background(), shellTask(t))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cell.Close()
+				task := testTask("sh", "-c", c.script)
+				task.Stdin, task.Park = c.stdin, park
+				r, err := cell.Run(context.Background(), task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Report.Exited || r.Report.Status.ExitStatus() != c.wantExit {
+					t.Fatalf("report %+v, want exit %d; stderr %.200q", r.Report, c.wantExit, r.Stderr)
+				}
+				if string(r.Stdout) != c.wantOut || string(r.Stderr) != c.wantErr || r.StdoutTruncated || r.StderrTruncated {
+					t.Errorf("stdout %d bytes (want %d, equal %v, truncated %v), stderr %d bytes (want %d, equal %v, truncated %v)",
+						len(r.Stdout), len(c.wantOut), string(r.Stdout) == c.wantOut, r.StdoutTruncated,
+						len(r.Stderr), len(c.wantErr), string(r.Stderr) == c.wantErr, r.StderrTruncated)
+				}
+			})
+		}
 	}
 }
