@@ -209,11 +209,11 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
 	}
 }
 
-// TestTakeCellWaitsForCellsBuiltAhead: the tasks of a step that starts
-// while its cells are still being built ahead (as after a replayed step)
-// take those cells, one each, instead of building a second cell and shell
-// for every task.
-func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
+// quietRequest returns a request of its own one-slot Sandbox, which
+// prepares none ahead: the request's cells and shells are the test's
+// alone. The request is closed, and its slot given back, with the test.
+func quietRequest(t *testing.T, id string) (*host, *request) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: builds sandbox shells")
 	}
@@ -221,16 +221,25 @@ func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
 	sb.drainPool()
 	h := hostOf(sb)
 	slot := sb.takeID()
-	defer sb.putID(slot)
-	rq, err := h.newRequest("cells-ahead", slot)
+	t.Cleanup(func() { sb.putID(slot) })
+	rq, err := h.newRequest(id, slot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		if err := rq.close(); err != nil {
 			t.Error(err)
 		}
-	}()
+	})
+	return h, rq
+}
+
+// TestTakeCellWaitsForCellsBuiltAhead: the tasks of a step that starts
+// while its cells are still being built ahead (as after a replayed step)
+// take those cells, one each, instead of building a second cell and shell
+// for every task.
+func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
+	_, rq := quietRequest(t, "cells-ahead")
 	const width = 6
 	tasks := make([]taskPlan, width)
 	for i := range tasks {
@@ -271,23 +280,8 @@ func TestTakeCellWaitsForCellsBuiltAhead(t *testing.T) {
 // while a cell of its request is closing in the background takes that
 // cell's shell as it comes back, rather than build one.
 func TestTakeShellWaitsForClosingCells(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds sandbox shells")
-	}
-	sb := oneSlotSandbox(t)
-	sb.drainPool()
-	h := hostOf(sb)
-	slot := sb.takeID()
-	defer sb.putID(slot)
-	rq, err := h.newRequest("shell-back", slot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := rq.close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	h, rq := quietRequest(t, "shell-back")
+	slot := rq.slot
 	ctx := context.Background()
 	sh, err := h.takeShell(ctx, rq)
 	if err != nil {
