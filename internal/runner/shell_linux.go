@@ -94,14 +94,6 @@ func BuildShell(ctx context.Context, c *ShellConfig) (_ *Shell, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell socket: %w", err)
 	}
-	// Ours non-blocking, so that waiting for the init's answers parks the
-	// goroutine in the runtime's poller rather than holding its P in
-	// read(2) (see poller). The init's end stays blocking.
-	if err := unix.SetNonblock(pair[0], true); err != nil {
-		unix.Close(pair[0])
-		unix.Close(pair[1])
-		return nil, fmt.Errorf("shell socket: %w", err)
-	}
 	s.ctl = os.NewFile(uintptr(pair[0]), "shell")
 	// Without one its cells wait in poll(2).
 	s.poll, _ = newPoller()
@@ -204,7 +196,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 	// The message and its frame in one call: the init reads both with
 	// no wait between.
 	b := append(msg.Encode(), frame...)
-	n, err := sendmsg(s.ctl, b, unix.UnixRights(theirs...))
+	n, err := unix.SendmsgN(int(s.ctl.Fd()), b, unix.UnixRights(theirs...), nil, 0)
 	if err == nil && n < len(b) {
 		_, err = s.ctl.Write(b[n:])
 	}
@@ -273,17 +265,7 @@ func syncWakeUp(fd int) {
 func recvListener(ctl *os.File) (int, error) {
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4))
-	var n, oobn int
-	rc, err := ctl.SyscallConn()
-	if err == nil {
-		rerr := rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, err = unix.Recvmsg(int(fd), b[:], oob, unix.MSG_CMSG_CLOEXEC)
-			return err != unix.EAGAIN
-		})
-		if rerr != nil {
-			err = rerr
-		}
-	}
+	n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), b[:], oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return -1, fmt.Errorf("sandbox shell: receive the base filter's listener: %w", err)
 	}
@@ -299,25 +281,6 @@ func recvListener(ctl *os.File) (int, error) {
 	}
 	syncWakeUp(fds[0])
 	return fds[0], nil
-}
-
-// sendmsg sends b with the control message oob on the non-blocking
-// socket f, waiting in the runtime's poller for room, and returns how
-// much of b went.
-func sendmsg(f *os.File, b, oob []byte) (int, error) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	rerr := rc.Write(func(fd uintptr) bool {
-		n, err = unix.SendmsgN(int(fd), b, oob, nil, 0)
-		return err != unix.EAGAIN
-	})
-	if rerr != nil {
-		return n, rerr
-	}
-	return n, err
 }
 
 // kill kills the shell's init, and with it every process of the shell.
