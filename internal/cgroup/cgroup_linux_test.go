@@ -1017,12 +1017,19 @@ func readSelf() (map[string]string, string, error) {
 }
 
 // TestServiceSupervisor checks the v2 move into <own>/supervisor by giving
-// the test process a fresh non-root cgroup to start from.
+// the test process a fresh non-root cgroup to start from: seen from the
+// host's cgroup namespace, and as from a container's own, where that
+// cgroup is mounted at the mount point and reads as "/".
 func TestServiceSupervisor(t *testing.T) {
 	h := hierarchy(t)
 	if h.Version() != V2 {
 		t.Skipf("the supervisor leaf is v2 only (have v%d)", h.Version())
 	}
+	t.Run("host", func(t *testing.T) { testServiceSupervisor(t, h, false) })
+	t.Run("namespace", func(t *testing.T) { testServiceSupervisor(t, h, true) })
+}
+
+func testServiceSupervisor(t *testing.T, h *Hierarchy, ns bool) {
 	_, was, err := readSelf()
 	if err != nil {
 		t.Fatal(err)
@@ -1061,6 +1068,9 @@ func TestServiceSupervisor(t *testing.T) {
 	})
 
 	fake := &Hierarchy{ver: V2, ctrls: []ctrl{{mnt: c.mnt, root: c.root, own: own}}}
+	if ns {
+		fake.ctrls[0] = ctrl{mnt: c.dir(own), root: "/", own: "/"}
+	}
 	g, err := fake.Service("", "svc")
 	if err != nil {
 		t.Fatal(err)
@@ -1079,7 +1089,8 @@ func TestServiceSupervisor(t *testing.T) {
 	if len(pids) != 2 {
 		t.Errorf("supervisor holds %v, want this process and the sibling", pids)
 	}
-	for _, x := range []*Group{{h: fake, rels: []string{own}, dirs: []string{c.dir(own)}}, g} {
+	parent := &Group{h: fake, rels: []string{fake.ctrls[0].own}, dirs: []string{c.dir(own)}}
+	for _, x := range []*Group{parent, g} {
 		on := read(t, x, "", "cgroup.subtree_control")
 		for _, want := range v2Controllers {
 			if !hasField(on, want) {

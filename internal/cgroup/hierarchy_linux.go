@@ -225,7 +225,8 @@ func (h *Hierarchy) Open(rel string, create bool) (*Group, error) {
 // On v2 it enables memory, pids and cpu in parent's subtree_control and in
 // the new group's. Because a non-root cgroup with controllers enabled for
 // its children may hold no processes, when parent is this process's own
-// cgroup and is not the root, Service first moves every process of it
+// cgroup and is not the hierarchy's root (a container's cgroup, seen as
+// "/" from its own cgroup namespace, is not), Service first moves every process of it
 // (this one and any others, a wrapper shell say) into the leaf
 // <parent>/supervisor. Processes this one starts later land there too
 // unless placed elsewhere.
@@ -263,9 +264,15 @@ func (h *Hierarchy) Service(parent, name string) (*Group, error) {
 	c := h.ctrls[0]
 	base := path.Dir(g.rels[0])
 	pdir := c.dir(base)
-	if base == c.own && base != "/" {
-		if err := evacuate(pdir); err != nil {
+	if base == c.own {
+		root, err := isRoot(pdir)
+		if err != nil {
 			return nil, err
+		}
+		if !root {
+			if err := evacuate(pdir); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := enable(pdir); err != nil {
@@ -294,6 +301,25 @@ func mkdir(dir string) error {
 		return fmt.Errorf("cgroup: mkdir: %w", err)
 	}
 	return nil
+}
+
+// isRoot reports whether the v2 cgroup dir is the root of the whole
+// hierarchy, which alone may hold processes while its controllers are
+// enabled for children. Its path says nothing: in a container's own
+// cgroup namespace the container's cgroup reads as "/" in
+// /proc/self/cgroup and is mounted at /sys/fs/cgroup, but it is an
+// ordinary cgroup of the host. The true root is the one cgroup without a
+// cgroup.type file.
+func isRoot(dir string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, "cgroup.type"))
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return true, nil
+	default:
+		return false, fmt.Errorf("cgroup: %w", err)
+	}
 }
 
 // evacuate moves every process in the v2 cgroup dir into dir/supervisor,
