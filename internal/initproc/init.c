@@ -16,6 +16,7 @@
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
+#include <linux/securebits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -55,6 +56,13 @@ static int ncgroup, ntree;
 // last_pid is the PID namespace's ns_last_pid, opened while /proc/sys was
 // still writable.
 static int last_pid = -1;
+
+// The cell's records, whose SVC_REC_USERNS_LIMIT ones (the limits of the
+// sandbox's user namespace) are written through the plan's procfs once it
+// is mounted, while /proc/sys is still writable; limits_set says they
+// were.
+static struct rec *cell_recs;
+static int ncell_recs, limits_set;
 
 static int tree_fd(int i)
 {
@@ -214,6 +222,35 @@ static int pivot_root_(const char *new_root, const char *put_old)
 	return syscall(SYS_pivot_root, new_root, put_old);
 }
 
+// set_userns_limits writes each limit of the cell's records to
+// <proc>/sys/user/<name>: the files of the user namespace of the writer,
+// this one, where the init is root. A limit not written fails the setup.
+static void set_userns_limits(const char *proc)
+{
+	for (int i = 0; i < ncell_recs; i++) {
+		if (cell_recs[i].tag != SVC_REC_USERNS_LIMIT)
+			continue;
+		const char *name = field(&cell_recs[i], 0), *max = field(&cell_recs[i], 1);
+		char path[4096];
+		if (!name || !max || strchr(name, '/')) {
+			errno = EINVAL;
+			die("bad user namespace limit", name);
+		}
+		snprintf(path, sizeof path, "%s/sys/user/%s", proc, name);
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			die("open", path);
+		ssize_t w = write(fd, max, strlen(max));
+		if (w != (ssize_t)strlen(max)) {
+			if (w >= 0)
+				errno = EIO;
+			die("write", path);
+		}
+		close(fd);
+	}
+	limits_set = 1;
+}
+
 // apply_mount carries out one mount operation of the plan (internal/mount).
 static void apply_mount(const struct rec *r)
 {
@@ -239,6 +276,7 @@ static void apply_mount(const struct rec *r)
 			if (fd < 0 || (last_pid = fcntl(fd, F_DUPFD_CLOEXEC, 32)) < 0)
 				die("open", path);
 			close(fd);
+			set_userns_limits(dst);
 		}
 	} else if (!strcmp(op, SVC_MNT_BIND)) {
 		// A recursive bind, then the attributes on every mount of the
@@ -616,6 +654,9 @@ static void setup(struct rec *recs, int nrec)
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_HOSTNAME)
 			hostname = recs[i].data;
+	// For the procfs mount, which writes the user namespace's limits.
+	cell_recs = recs;
+	ncell_recs = nrec;
 	for (int i = 0; i < nrec; i++)
 		if (recs[i].tag == SVC_REC_MOUNT)
 			apply_mount(&recs[i]);
@@ -826,7 +867,7 @@ static int shell_main(void)
 		die("shell: control socket", NULL);
 	close(SVC_FD_CONFIG);
 	setup(recs, nrec);
-	if (last_pid < 0) {
+	if (last_pid < 0 || !limits_set) {
 		errno = EINVAL;
 		die("shell: no proc mount in the plan", NULL);
 	}
@@ -1019,10 +1060,34 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 		   CLONE_PIDFD | CLONE_PARENT;
 	ca.pidfd = (uintptr_t)&pidfd;
-	pid_t pid = syscall(SYS_clone3, &ca, sizeof ca);
-	if (pid == 0)
-		cell_child(fds, sync[0], sync[1]);
-	int cerr = errno;
+	// The user namespace is made by the init's own host id, not by root:
+	// the kernel counts per user what the sandbox's processes hold
+	// (inotify instances and watches, message queue bytes, queued
+	// signals, locked shared memory, namespaces: ucounts) in their user
+	// namespace and again in each namespace above it, against the user
+	// that made the one below. Made by root, a task's inotify instances
+	// and message queues are root's on the host, and a task that takes a
+	// host user's share takes root's and every other request's. Made by
+	// the init's id, they are its request's alone. The zygote keeps its
+	// capabilities meanwhile (SECBIT_NO_SETUID_FIXUP), so the clone is a
+	// privileged one wherever the host restricts unprivileged user
+	// namespaces.
+	pid_t pid = -1;
+	int cerr = 0;
+	if (setresgid(-1, req->init_uid, -1) < 0 || setresuid(-1, req->init_uid, -1) < 0) {
+		cerr = errno;
+	} else {
+		pid = syscall(SYS_clone3, &ca, sizeof ca);
+		if (pid == 0)
+			cell_child(fds, sync[0], sync[1]);
+		cerr = errno;
+	}
+	// Root again, or no zygote: the parent starts another.
+	if (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0) {
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		_exit(SVC_EXIT_SETUP_FAILED);
+	}
 	// Never clone into a used network namespace again: a zygote that
 	// cannot return to its own dies, and the parent starts another.
 	if (setns(hostnet, CLONE_NEWNET) < 0) {
@@ -1032,7 +1097,7 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 	}
 	close(sync[0]);
 	if (pid < 0) {
-		zreply(-1, -1, cerr, "clone3: %s", strerror(cerr));
+		zreply(-1, -1, cerr, "clone3 as uid %u: %s", req->init_uid, strerror(cerr));
 		close(sync[1]);
 		return;
 	}
@@ -1102,6 +1167,10 @@ static int zygote_main(void)
 	// If the parent died before this line, the socket's EOF ends us.
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (setgroups(0, NULL) < 0)
+		return SVC_EXIT_SETUP_FAILED;
+	// Capabilities stay as the effective uid changes for each clone
+	// (zspawn); a new user namespace starts with no securebits.
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0)
 		return SVC_EXIT_SETUP_FAILED;
 	int hostnet = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (hostnet < 0)

@@ -112,6 +112,43 @@ type Rlimit struct {
 	Soft, Hard uint64
 }
 
+// UserNamespaceLimit is one per-user limit of a sandbox's user namespace:
+// the file of /proc/sys/user it is written to, and the value.
+type UserNamespaceLimit struct {
+	Name string
+	Max  int
+}
+
+// UserNamespaceLimits are the limits every sandbox's init writes to
+// /proc/sys/user of its user namespace (through its own procfs, as the
+// plan mounts it) while it is root there, before any task runs; a limit it
+// cannot write fails the sandbox's setup. Each bounds what one user (the
+// task's id, or the init's) has at once in that namespace; the kernel
+// also charges the same count up the chain, in the host's namespace,
+// against the user that made the sandbox's namespace: the init's own
+// host id, not root (the zygote makes it so), where the host's
+// fs.inotify.max_user_* and user.max_* bound the sum of a request's
+// sandboxes. docs/security.md has the table of these counters.
+//
+//   - The task makes no namespace (its filter kills clone with a
+//     namespace flag, unshare and setns): none, whatever the filter. The
+//     init makes an IPC namespace per task, freed after an RCU grace
+//     period, and the task process a cgroup namespace: room for a few
+//     tasks' worth in flight.
+//   - inotify: a share of a host user's 128 instances (the default of
+//     fs.inotify.max_user_instances), for up to 8 parallel tasks of one
+//     request; watches, the default of fs.inotify.max_user_watches on a
+//     small host. Real programs (tail -f, a file watcher) take one
+//     instance and a few watches.
+//   - fanotify: none (fanotify_init is killed by every profile).
+var UserNamespaceLimits = []UserNamespaceLimit{
+	{"max_user_namespaces", 0}, {"max_pid_namespaces", 0}, {"max_net_namespaces", 0},
+	{"max_mnt_namespaces", 0}, {"max_uts_namespaces", 0}, {"max_time_namespaces", 0},
+	{"max_ipc_namespaces", 64}, {"max_cgroup_namespaces", 64},
+	{"max_inotify_instances", 16}, {"max_inotify_watches", 8192},
+	{"max_fanotify_groups", 0}, {"max_fanotify_marks", 0},
+}
+
 // CellSpec is what the init needs to build a sandbox before its task is
 // known.
 type CellSpec struct {
@@ -173,6 +210,9 @@ func (s *CellSpec) Encode() []byte {
 	b.rec(C.SVC_REC_IDS, u(uint64(s.UID)), u(uint64(s.GID)))
 	for _, r := range s.Rlimits {
 		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
+	}
+	for _, l := range UserNamespaceLimits {
+		b.rec(C.SVC_REC_USERNS_LIMIT, l.Name, u(uint64(l.Max)))
 	}
 	if s.BaseWatched {
 		b.filter(C.SVC_REC_BASE_WATCHED, s.BaseFilter)

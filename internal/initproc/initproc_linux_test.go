@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,13 +46,17 @@ func TestEncode(t *testing.T) {
 		t.Fatalf("frame length %d, want %d", n, len(frame)-4)
 	}
 	tags, fields, _ := decode(t, frame[4:])
-	if got := string(tags); got != "mmhir" {
-		t.Fatalf("cell record order %q", got)
+	if got, want := string(tags), "mmhir"+strings.Repeat("u", len(UserNamespaceLimits)); got != want {
+		t.Fatalf("cell record order %q, want %q", got, want)
 	}
 	want := [][]string{
 		{"bind", "/usr", "/r/usr", "", "", "0", "7", "0"},
 		{"mount", "proc", "/r/proc", "proc", "", "14", "0", "1"},
 		{"svc"}, {"1000", "1001"}, {"4", "0", "0"},
+	}
+	// Every sandbox's user namespace limits, whatever the spec.
+	for _, l := range UserNamespaceLimits {
+		want = append(want, []string{l.Name, strconv.Itoa(l.Max)})
 	}
 	for i, w := range want {
 		if !slices.Equal(fields[i], w) {

@@ -77,6 +77,7 @@ struct svc_spawn_reply {
 #define SVC_REC_WATCHED 'n'  // seccomp program that notifies: installed with a listener
 #define SVC_REC_BASE 'b'     // seccomp program a shell's init installs once built
 #define SVC_REC_BASE_WATCHED 'B' // the same, notifying: installed with a listener, passed on
+#define SVC_REC_USERNS_LIMIT 'u' // name of a /proc/sys/user file, the limit written to it
 #define SVC_SHELL_LISTENER 'L'   // init -> parent on the control socket: the base's listener in SCM_RIGHTS
 
 // Mount operations.
