@@ -23,8 +23,10 @@
 // with SIGSYS (SECCOMP_RET_KILL_PROCESS: no handler runs). clone3 fails
 // with ENOSYS in every profile: its flags are in memory a filter cannot
 // read, and libc and the Go runtime fall back to clone, whose flags the
-// rules check. The child itself needs execve, write and exit_group after
-// the filter (its PATH search), which every profile allows.
+// rules check. io_setup fails with ENOSYS in every profile too ([HostWide]):
+// its contexts count against one host-wide limit that nothing divides
+// among sandboxes. The child itself needs execve, write and exit_group
+// after the filter (its PATH search), which every profile allows.
 //
 // # Allowlists
 //

@@ -278,6 +278,12 @@ func TestDecisions(t *testing.T) {
 					}
 				}
 				check("io_pgetevents (unlisted)", sys("io_pgetevents"), p.Default)
+				// Host-wide counters, whatever the profile's default.
+				for _, g := range HostWide {
+					for _, n := range g.Names {
+						check(n.Syscall+" (host-wide)", sys(n.Syscall, 1), ENOSYS)
+					}
+				}
 				check("modify_ldt (refused with a reason)", sys("modify_ldt"), p.Default)
 				// personality: the query and the ordinary Linux domains;
 				// READ_IMPLIES_EXEC and other ABIs get the default.
@@ -331,7 +337,7 @@ func TestDecisions(t *testing.T) {
 				if !v2 {
 					// A denylist lets through what it does not name.
 					check("uname", sys("uname"), Allow)
-					check("io_setup", sys("io_setup"), Allow)
+					check("io_submit", sys("io_submit"), Allow)
 				}
 			})
 		}

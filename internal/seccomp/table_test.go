@@ -123,6 +123,14 @@ func TestTables(t *testing.T) {
 			t.Errorf("%s is both allowed (%s) and refused (%s)", s, AllowFile, RefusedFile)
 		}
 	}
+	// A host-wide counter's call is refused under v2 with its reason.
+	for _, g := range HostWide {
+		for _, n := range g.Names {
+			if listed, _ := parsed[RefusedFile].Has(n.Syscall); !listed {
+				t.Errorf("%s (HostWide) is not in %s with its reason", n.Syscall, RefusedFile)
+			}
+		}
+	}
 }
 
 // A compile task may run what it built (make check), so compile_v2 allows
