@@ -234,7 +234,9 @@ func (c *StepCache) Close() error {
 
 // lookup returns the verified layer of key for a step of ntasks tasks and
 // its blob, which the caller closes; nil when there is none to use. A
-// layer that does not verify is removed.
+// layer that does not verify is removed; so is one of another format
+// version, quietly: it is not damaged, only old, and the step's run
+// stores it again.
 func (c *StepCache) lookup(ctx context.Context, key string, ntasks int) (*layer, cacheBlob) {
 	blob, err := c.store.get(ctx, key)
 	switch {
@@ -249,6 +251,14 @@ func (c *StepCache) lookup(ctx context.Context, key string, ntasks int) (*layer,
 	l, err := verifyLayer(blob, blob.Size(), key)
 	if err == nil {
 		err = checkResults(l.results, ntasks)
+	}
+	if errors.Is(err, errLayerVersion) {
+		blob.Close()
+		c.log.Info("step cache: removing a layer of another format version", "key", key, "err", err)
+		if err := c.store.remove(ctx, key); err != nil {
+			c.log.Warn("step cache: remove a layer of another format version", "key", key, "err", err)
+		}
+		return nil, nil
 	}
 	if err != nil {
 		blob.Close()
@@ -303,7 +313,8 @@ func (c *StepCache) failed(what, key string, err error) {
 
 // put writes the layer of key: the results, then what write adds. A
 // layer over limit bytes, or over what the store may hold, is not stored
-// (errLayerTooLarge, not counted as an error). Failures are counted and
+// (errLayerTooLarge), nor is one with an entry no layer may hold
+// (errNoLayer); neither is counted as an error. Failures are counted and
 // logged, and returned.
 func (c *StepCache) put(ctx context.Context, key string, results []Result, limit int64, write func(*layerWriter) error) error {
 	js, err := json.Marshal(results)
@@ -332,6 +343,8 @@ func (c *StepCache) put(ctx context.Context, key string, results []Result, limit
 		switch {
 		case errors.Is(err, errLayerTooLarge):
 			c.log.Info("step cache: not storing a layer too large to store", "key", key, "workspace_size", limit)
+		case errors.Is(err, errNoLayer):
+			c.log.Info("step cache: not storing a step", "key", key, "reason", err)
 		case errors.Is(err, errCacheUnavailable) || ctx.Err() != nil:
 		default:
 			c.failed("store a layer", key, err)

@@ -54,7 +54,7 @@ func EncodeLayerForTest(key, resultsJSON string, entries []LayerEntryForTest) []
 	lw := newLayerWriter(&b, key, []byte(resultsJSON), 1<<40)
 	for _, e := range entries {
 		le := &layerEntry{kind: e.Kind, path: e.Path, mode: e.Mode, target: e.Target, size: int64(len(e.Content)), sec: 1e9}
-		if err := lw.entry(le); err != nil {
+		if err := lw.writeEntry(le); err != nil { // bad ones too
 			panic(err)
 		}
 		if e.Kind == kindFile {

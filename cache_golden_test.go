@@ -17,8 +17,10 @@ package svc
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -250,12 +252,20 @@ func TestStepKeysPolicyIdentity(t *testing.T) {
 // goldenLayerKey is the key the golden layer is stored under.
 const goldenLayerKey = "5f0c3a1e9b7d2468ace13579bdf02468ace13579bdf02468ace13579bdf0abcd"
 
-// goldenLayerSHA256 is the SHA-256 of testdata/cache/layer-v1.bin, the
+// goldenLayerSHA256 is the SHA-256 of testdata/cache/layer-v2.bin, the
 // blob layerWriter made of goldenLayerResults and goldenLayerEntries at
-// layerVersion 1.
-const goldenLayerSHA256 = "461748efb128cd4b47c2c4164ebfb8a0111f557e899272cfc4903ed4bc27af10"
+// layerVersion 2: each path the bytes it shares with the one before, then
+// the rest.
+const goldenLayerSHA256 = "339bf81c3a13eabf71a5ac3ea87a572adef1a6fbc8cca61b501eed4ee7222a4a"
 
-var goldenLayerFile = filepath.Join("testdata", "cache", "layer-v1.bin")
+var goldenLayerFile = filepath.Join("testdata", "cache", "layer-v2.bin")
+
+// goldenLayerV1SHA256 is the SHA-256 of testdata/cache/layer-v1.bin, the
+// same layer as layerVersion 1 wrote it (every path whole), kept to show
+// that a layer stored before version 2 is a clean miss.
+const goldenLayerV1SHA256 = "461748efb128cd4b47c2c4164ebfb8a0111f557e899272cfc4903ed4bc27af10"
+
+var goldenLayerV1File = filepath.Join("testdata", "cache", "layer-v1.bin")
 
 // goldenLayerResults are the results of a parallel step of two tasks, one
 // with every statistic, one with some the kernel did not provide.
@@ -313,7 +323,7 @@ func TestLayerEncodeGolden(t *testing.T) {
 	}
 }
 
-// TestLayerDecodeGolden: a layer stored at layerVersion 1 (the golden
+// TestLayerDecodeGolden: a layer stored at layerVersion 2 (the golden
 // blob in testdata) verifies and decodes to the results and entries it
 // was made of. This is the promise that a layer stored before a change
 // replays after it; never regenerate the file to make this pass.
@@ -337,5 +347,48 @@ func TestLayerDecodeGolden(t *testing.T) {
 	}
 	if got := layerEntries(t, l, goldenLayerKey); !slices.Equal(got, goldenLayerEntries) {
 		t.Errorf("entries\n got %+v\nwant %+v", got, goldenLayerEntries)
+	}
+}
+
+// TestLayerOldVersionIsAMiss: a layer stored at layerVersion 1 is of
+// another format version (errLayerVersion), not a damaged layer: the
+// lookup removes it quietly and the step runs and stores it again.
+func TestLayerOldVersionIsAMiss(t *testing.T) {
+	blob, err := os.ReadFile(goldenLayerV1File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(blob); hex.EncodeToString(sum[:]) != goldenLayerV1SHA256 {
+		t.Fatalf("%s is not the version 1 golden layer: SHA-256 %x, want %s", goldenLayerV1File, sum, goldenLayerV1SHA256)
+	}
+	_, err = verifyLayer(bytes.NewReader(blob), int64(len(blob)), goldenLayerKey)
+	if !errors.Is(err, errLayerVersion) || errors.Is(err, errCorruptLayer) {
+		t.Fatalf("a version 1 layer: %v, want errLayerVersion and not errCorruptLayer", err)
+	}
+
+	c, err := OpenCache(CacheConfig{URL: "dir://" + t.TempDir(), ImageID: "test", Toolchains: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	sink, err := c.store.create(ctx, goldenLayerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sink.Write(blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.commit(ctx, int64(len(blob))); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := c.lookup(ctx, goldenLayerKey, 2); l != nil {
+		t.Fatal("a version 1 layer was looked up")
+	}
+	if s := c.Stats(); s.Errors != 0 {
+		t.Errorf("stats %+v: a layer of another version counted as an error", s)
+	}
+	if _, err := c.store.get(ctx, goldenLayerKey); !errors.Is(err, errCacheMiss) {
+		t.Errorf("the version 1 layer is still stored: %v", err)
 	}
 }

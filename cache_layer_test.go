@@ -30,8 +30,8 @@ func exitedResults(n int) []Result {
 	return rs
 }
 
-// encodeLayer encodes a layer of key with the entries (files' content is
-// their target field, for brevity).
+// encodeLayer encodes a layer of key with the entries as they are, bad
+// ones too (files' content is their target field, for brevity).
 func encodeLayer(t testing.TB, key string, results []Result, entries []layerEntry) []byte {
 	t.Helper()
 	js, err := json.Marshal(results)
@@ -47,7 +47,7 @@ func encodeLayer(t testing.TB, key string, results []Result, entries []layerEntr
 			e.target = ""
 			e.size = int64(len(content))
 		}
-		if err := lw.entry(&e); err != nil {
+		if err := lw.writeEntry(&e); err != nil {
 			t.Fatal(err)
 		}
 		if e.kind == kindFile {
@@ -147,12 +147,62 @@ func TestLayerRejectsBadPaths(t *testing.T) {
 		{kind: kindSymlink, path: "l", target: "a\x00b"},
 		{kind: kindFile, path: strings.Repeat("a", 256)},
 		{kind: kindFile, path: strings.Repeat("a/", 2048) + "a"},
+		{kind: kindSymlink, path: "l", target: strings.Repeat("a", maxPathLen)},
+		{kind: kindDir, path: "d", mode: 0o10000},
+		{kind: kindDir, path: "d", nsec: 1e9},
 	}
 	for _, e := range bad {
 		blob := encodeLayer(t, testKey, exitedResults(1), []layerEntry{e})
 		if _, err := verifyLayer(bytes.NewReader(blob), int64(len(blob)), testKey); !errors.Is(err, errCorruptLayer) {
 			t.Errorf("%c %.40q -> %.40q: verified (%v)", e.kind, e.path, e.target, err)
 		}
+		// The writer refuses what the reader would: one rule, checkEntry.
+		lw := newLayerWriter(io.Discard, testKey, []byte("[]"), 1<<30)
+		if err := lw.entry(&e); !errors.Is(err, errNoLayer) {
+			t.Errorf("%c %.40q -> %.40q: written (%v)", e.kind, e.path, e.target, err)
+		}
+	}
+}
+
+// TestLayerPathsShared: a path costs what it does not share with the
+// one before it, so a chain of directories costs its names, not the
+// square of its depth; the longest path a layer holds round-trips, one
+// byte more is refused.
+func TestLayerPathsShared(t *testing.T) {
+	var entries []layerEntry
+	p := ""
+	for len(p)+2 <= maxPathLen-2 {
+		if p == "" {
+			p = "d"
+		} else {
+			p += "/d"
+		}
+		entries = append(entries, layerEntry{kind: kindDir, path: p, mode: 0o755})
+	}
+	long := p + "/" + strings.Repeat("f", maxPathLen-len(p)-1)
+	entries = append(entries, layerEntry{kind: kindFile, path: long, mode: 0o644, target: "x"})
+	blob := encodeLayer(t, testKey, exitedResults(1), entries)
+	if max := 64 * KiB; len(blob) > max {
+		t.Errorf("%d directories deep: a blob of %d bytes, want at most %d", len(entries), len(blob), max)
+	}
+	l, err := verifyLayer(bytes.NewReader(blob), int64(len(blob)), testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := layerEntries(t, l, testKey); !slices.Equal(got, entries) {
+		t.Errorf("the entries did not round-trip")
+	}
+	lw := newLayerWriter(io.Discard, testKey, []byte("[]"), 1<<30)
+	for i := range entries {
+		e := entries[i]
+		e.target, e.size = "", 1
+		if err := lw.entry(&e); err != nil {
+			t.Fatalf("%d bytes: %v", len(e.path), err)
+		}
+	}
+	over := layerEntry{kind: kindFile, path: long + "f", mode: 0o644}
+	if err := lw.entry(&over); !errors.Is(err, errNoLayer) {
+		t.Errorf("a path of %d bytes: %v, want errNoLayer", len(over.path), err)
 	}
 }
 
@@ -169,6 +219,13 @@ func TestLayerRejectsDamage(t *testing.T) {
 	for i := range blob {
 		b := slices.Clone(blob)
 		b[i] ^= 0x20
+		if i == len(layerMagic) {
+			// The version byte: a layer of another version, a miss.
+			if _, err := verifyLayer(bytes.NewReader(b), int64(len(b)), testKey); !errors.Is(err, errLayerVersion) {
+				t.Errorf("the version byte flipped: %v", err)
+			}
+			continue
+		}
 		check(fmt.Sprintf("byte %d flipped", i), b, testKey)
 	}
 	for n := range len(blob) {
@@ -298,7 +355,7 @@ func TestDiffTrees(t *testing.T) {
 	}
 
 	// Something no layer can hold.
-	if _, err := diffTrees(snapshotOf(), snapshotOf("p ? 644 0 2 1 1")); !errors.Is(err, errUncacheable) {
+	if _, err := diffTrees(snapshotOf(), snapshotOf("p ? 644 0 2 1 1")); !errors.Is(err, errNoLayer) {
 		t.Errorf("fifo: %v", err)
 	}
 }

@@ -126,7 +126,7 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step *stepPlan) (StepRes
 	if before == nil {
 		var err error
 		if before, err = cr.ws.snapshot(); err != nil {
-			cr.c.failed("snapshot the workspace", key, err)
+			cr.notStored(key, err)
 			cr.chain = false
 		}
 	}
@@ -142,13 +142,13 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step *stepPlan) (StepRes
 	}
 	after, err := cr.ws.snapshot()
 	if err != nil {
-		cr.c.failed("snapshot the workspace", key, err)
+		cr.notStored(key, err)
 		cr.chain = false
 		return sr, nil
 	}
 	changes, err := diffTrees(before, after)
 	if err != nil {
-		cr.c.log.Info("step cache: not storing a step", "key", key, "reason", err)
+		cr.notStored(key, err)
 		cr.chain = false
 		return sr, nil
 	}
@@ -166,6 +166,17 @@ func (cr *cacheRun) execute(ctx context.Context, i int, step *stepPlan) (StepRes
 	}
 	cr.storedN++
 	return sr, nil
+}
+
+// notStored logs why the step of key is not stored, the snapshot or the
+// diff having failed: a workspace no layer can hold (errNoLayer) is the
+// task's doing, and not the cache's failure; anything else is counted.
+func (cr *cacheRun) notStored(key string, err error) {
+	if errors.Is(err, errNoLayer) {
+		cr.c.log.Info("step cache: not storing a step", "key", key, "reason", err)
+		return
+	}
+	cr.c.failed("snapshot the workspace", key, err)
 }
 
 // flightGroup tracks the steps being executed, by key. It is

@@ -24,7 +24,11 @@ import (
 //	entries            each: kind byte, then its fields; kind 0 ends them
 //	digest   32 bytes  SHA-256 of every byte before it
 //
-// A string is its length as a uvarint, then its bytes. An entry is:
+// A string is its length as a uvarint, then its bytes. A path is the
+// number of its leading bytes it shares with the previous entry's path
+// (uvarint; "" before the first entry), then the rest of it (string):
+// in walk order, each entry costs about its own name, whatever its
+// depth. An entry is:
 //
 //	'w' whiteout  path                          remove path (a tree too)
 //	'd' dir       path mode mtime               make the directory if missing
@@ -36,7 +40,14 @@ import (
 // many bytes. A path is workspace-relative and clean: not absolute, no
 // ".." or "." component, no NUL; "." names the workspace itself and only
 // a dir entry may use it. Entries are in the order they apply: whiteouts,
-// then the rest with every directory before what it holds.
+// then the rest with every directory before what it holds. checkEntry is
+// the one rule of what an entry may be: the writer refuses to write an
+// entry it fails (errNoLayer), and the reader refuses a blob that holds
+// one (errCorruptLayer).
+//
+// Version 1 wrote every path whole, so a chain of n directories cost n²
+// bytes; a blob of another version is a miss (errLayerVersion), removed
+// and stored again, not a damaged layer.
 //
 // A step's collected outputs (Task.Outputs) have no part in its layer:
 // its results are stored without them, and a replay reads them again from
@@ -49,7 +60,7 @@ import (
 // whatever the layer says (request.applyLayer, layer_linux.go).
 const (
 	layerMagic   = "SVCLAYR"
-	layerVersion = 1
+	layerVersion = 2
 
 	kindEnd      = 0
 	kindWhiteout = 'w'
@@ -64,6 +75,17 @@ const (
 // errLayerTooLarge is the error of a layer that is not stored for its
 // size: over the workspace size, or over what the store may hold.
 var errLayerTooLarge = errors.New("layer too large to store")
+
+// errNoLayer wraps every reason a workspace is one no layer can hold: an
+// entry that is not a file, directory or symlink, a path longer than
+// maxPathLen, a walk over its bounds (maxTreePathBytes). The step is not
+// stored, and that is no failure of the cache: it is logged and the
+// request's stored_steps does not count it.
+var errNoLayer = errors.New("no layer can hold the workspace")
+
+func noLayer(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errNoLayer, fmt.Sprintf(format, args...))
+}
 
 // layerEntry is one entry of a layer.
 type layerEntry struct {
@@ -84,6 +106,7 @@ type layerWriter struct {
 	n     int64
 	limit int64
 	err   error
+	prev  string // the path of the last entry
 	buf   [binary.MaxVarintLen64]byte
 }
 
@@ -118,12 +141,24 @@ func (lw *layerWriter) str(s string) {
 }
 
 // entry writes e's header: everything but a file's content, which the
-// caller writes with content.
+// caller writes with content. An entry the reader would refuse is not
+// written: the error wraps errNoLayer.
 func (lw *layerWriter) entry(e *layerEntry) error {
+	if why := checkEntry(e); why != "" && lw.err == nil {
+		lw.err = noLayer("%c %.64q: %s", e.kind, e.path, why)
+	}
+	return lw.writeEntry(e)
+}
+
+// writeEntry writes e's header as it is (the tests write bad entries).
+func (lw *layerWriter) writeEntry(e *layerEntry) error {
 	lw.write([]byte{e.kind})
-	lw.str(e.path)
+	shared := commonPrefix(lw.prev, e.path)
+	lw.uvarint(uint64(shared))
+	lw.str(e.path[shared:])
+	lw.prev = e.path
 	if e.kind != kindWhiteout {
-		lw.uvarint(uint64(e.mode & 0o7777))
+		lw.uvarint(uint64(e.mode))
 		lw.varint(e.sec)
 		lw.uvarint(uint64(e.nsec))
 	}
@@ -134,6 +169,17 @@ func (lw *layerWriter) entry(e *layerEntry) error {
 		lw.uvarint(uint64(e.size))
 	}
 	return lw.err
+}
+
+// commonPrefix returns the number of leading bytes a and b share.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // content copies exactly n bytes of a file's content from r.
@@ -176,6 +222,10 @@ func (lw *layerWriter) close() (int64, error) {
 
 // errCorruptLayer wraps every reason a blob is not a valid layer.
 var errCorruptLayer = errors.New("corrupt layer")
+
+// errLayerVersion is the error of a blob of another format version: a
+// layer an older (or newer) version stored, a miss rather than damage.
+var errLayerVersion = errors.New("a layer of another format version")
 
 func corruptLayer(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errCorruptLayer, fmt.Sprintf(format, args...))
@@ -270,7 +320,8 @@ func (l *layer) entries(key string, fn func(e *layerEntry, content io.Reader) er
 
 // layerReader decodes the body of a layer blob.
 type layerReader struct {
-	r *bufio.Reader
+	r    *bufio.Reader
+	prev string // the path of the last entry
 }
 
 func newLayerReader(r io.Reader) *layerReader {
@@ -284,8 +335,11 @@ func (lr *layerReader) header(key string, keep bool) ([]byte, error) {
 	if _, err := io.ReadFull(lr.r, magic); err != nil {
 		return nil, corruptLayer("header: %v", err)
 	}
-	if string(magic[:len(layerMagic)]) != layerMagic || magic[len(layerMagic)] != layerVersion {
-		return nil, corruptLayer("not a layer of format version %d", layerVersion)
+	if string(magic[:len(layerMagic)]) != layerMagic {
+		return nil, corruptLayer("not a layer")
+	}
+	if v := magic[len(layerMagic)]; v != layerVersion {
+		return nil, fmt.Errorf("%w: version %d, not %d", errLayerVersion, v, layerVersion)
 	}
 	k, err := lr.str("key", maxLayerKey)
 	if err != nil {
@@ -352,52 +406,77 @@ func (lr *layerReader) next() (*layerEntry, error) {
 		return nil, corruptLayer("unknown entry kind %#x", kind)
 	}
 	e := &layerEntry{kind: kind}
-	if e.path, err = lr.str("path", maxPathLen); err != nil {
+	shared, err := lr.uvarint("path")
+	if err != nil {
 		return nil, err
 	}
-	if why := checkLayerPath(e.path, kind); why != "" {
-		return nil, corruptLayer("path %.64q: %s", e.path, why)
+	if shared > uint64(len(lr.prev)) {
+		return nil, corruptLayer("path shares %d bytes with a path of %d", shared, len(lr.prev))
 	}
+	rest, err := lr.str("path", maxPathLen-shared)
+	if err != nil {
+		return nil, err
+	}
+	e.path = lr.prev[:shared] + rest
+	lr.prev = e.path
 	if kind != kindWhiteout {
 		mode, err := lr.uvarint("mode")
 		if err != nil {
 			return nil, err
 		}
-		if mode > 0o7777 {
-			return nil, corruptLayer("path %q: mode %#o", e.path, mode)
-		}
-		e.mode = uint32(mode)
+		e.mode = uint32(min(mode, 1<<31)) // checkEntry refuses it whole
 		if e.sec, err = binary.ReadVarint(lr.r); err != nil {
-			return nil, corruptLayer("path %q: mtime: %v", e.path, err)
+			return nil, corruptLayer("path %.64q: mtime: %v", e.path, err)
 		}
 		nsec, err := lr.uvarint("mtime")
 		if err != nil {
 			return nil, err
 		}
-		if nsec >= 1e9 {
-			return nil, corruptLayer("path %q: mtime nanoseconds %d", e.path, nsec)
-		}
-		e.nsec = int64(nsec)
+		e.nsec = int64(min(nsec, 1<<62))
 	}
 	switch kind {
 	case kindSymlink:
-		if e.target, err = lr.str("target", maxPathLen-1); err != nil {
+		if e.target, err = lr.str("target", maxPathLen); err != nil {
 			return nil, err
-		}
-		if e.target == "" || hasNUL(e.target) {
-			return nil, corruptLayer("symlink %q: bad target", e.path)
 		}
 	case kindFile:
 		size, err := lr.uvarint("size")
 		if err != nil {
 			return nil, err
 		}
-		if size > 1<<62 {
-			return nil, corruptLayer("file %q: size %d", e.path, size)
-		}
-		e.size = int64(size)
+		e.size = int64(min(size, 1<<63-1))
+	}
+	if why := checkEntry(e); why != "" {
+		return nil, corruptLayer("%c %.64q: %s", e.kind, e.path, why)
 	}
 	return e, nil
+}
+
+// checkEntry says what is wrong with e as an entry of a layer, or ""
+// when nothing is: the rule the writer and the reader share.
+func checkEntry(e *layerEntry) string {
+	if why := checkLayerPath(e.path, e.kind); why != "" {
+		return "path: " + why
+	}
+	if e.kind != kindWhiteout {
+		switch {
+		case e.mode > 0o7777:
+			return fmt.Sprintf("mode %#o", e.mode)
+		case e.nsec < 0 || e.nsec >= 1e9:
+			return fmt.Sprintf("mtime nanoseconds %d", e.nsec)
+		}
+	}
+	switch e.kind {
+	case kindSymlink:
+		if e.target == "" || len(e.target) >= maxPathLen || hasNUL(e.target) {
+			return "bad symlink target"
+		}
+	case kindFile:
+		if e.size < 0 || e.size > 1<<62 {
+			return fmt.Sprintf("size %d", e.size)
+		}
+	}
+	return ""
 }
 
 // checkLayerPath says what is wrong with the path of an entry of the
@@ -452,7 +531,15 @@ type tree struct {
 	// tick, 10 ms at HZ=100), so such nodes count as changed even when
 	// they look the same: git's "racily clean" entries.
 	taken time.Time
+	// pathBytes is the length of the paths check counted, together.
+	pathBytes int64
 }
+
+// maxTreePathBytes bounds the paths of a snapshot together, and with
+// them the memory of a walk whatever the tree's shape: 16,384 entries
+// (the inodes of a 256 MiB workspace) of 1 KiB paths. A workspace past
+// it is not stored.
+const maxTreePathBytes = 16 * MiB
 
 const racyWindow = 20 * time.Millisecond
 
@@ -476,9 +563,21 @@ func (t *tree) add(p string, n treeNode) {
 	t.nodes[p] = n
 }
 
-// errUncacheable is the error of diffTrees for a step that left an entry
-// no layer can hold.
-var errUncacheable = errors.New("the workspace holds an entry that is not a file, directory or symlink")
+// check counts a node at p that the walk is about to keep, or says why
+// the tree cannot take it, an error wrapping errNoLayer: a path no layer
+// may hold (checkLayerPath, the reader's rule: one longer than
+// maxPathLen, which bounds a walk's depth), or one past maxTreePathBytes.
+// The walk calls it before it keeps a node or looks beneath it.
+func (t *tree) check(p string, kind byte) error {
+	if why := checkLayerPath(p, kind); why != "" {
+		return noLayer("a path of %d bytes, %.64q: %s", len(p), p, why)
+	}
+	t.pathBytes += int64(len(p))
+	if t.pathBytes > maxTreePathBytes {
+		return noLayer("the paths of the workspace pass %d bytes together", maxTreePathBytes)
+	}
+	return nil
+}
 
 // diffTrees returns the entries of the layer that turns before into
 // after: whiteouts of what went away or changed kind (only the top of a
@@ -509,7 +608,7 @@ func diffTrees(before, after *tree) ([]layerEntry, error) {
 			continue
 		}
 		if a.kind == kindOther {
-			return nil, fmt.Errorf("%w: %q", errUncacheable, p)
+			return nil, noLayer("%.64q is not a file, directory or symlink", p)
 		}
 		out = append(out, layerEntry{
 			kind: a.kind, path: p, mode: a.mode, target: a.target, size: a.size,

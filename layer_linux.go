@@ -23,7 +23,11 @@ import (
 // component of a path is never followed. Root's walk cannot be led out of
 // the workspace, and neither can a layer being replayed.
 
-// snapshot walks the workspace.
+// snapshot walks the workspace. The walk holds two fds at most and
+// what the tree keeps (tree.check bounds it), however deep or wide the
+// workspace: a directory is read and closed before anything beneath it
+// is opened, by its path from the workspace. A workspace no layer could
+// hold is an error wrapping errNoLayer, found before the walk goes on.
 func (rq *request) snapshot() (*tree, error) {
 	t := newTree()
 	root, err := unix.Open(rq.ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -36,47 +40,68 @@ func (rq *request) snapshot() (*tree, error) {
 		return nil, err
 	}
 	t.add(".", nodeOf(&st))
-	if err := t.walk(root, ""); err != nil {
+	if err := t.walk(root, "."); err != nil {
 		return nil, fmt.Errorf("walk workspace: %w", err)
 	}
 	return t, nil
 }
 
-// walk adds what the directory dir (at prefix) holds, depth first.
-func (t *tree) walk(dir int, prefix string) error {
-	names, err := readDirNames(dir)
+// walk adds what the directory at p beneath root holds, depth first.
+func (t *tree) walk(root int, p string) error {
+	type child struct {
+		path string
+		node treeNode
+	}
+	var children []child
+	err := func() error {
+		dir := root
+		if p != "." {
+			how := *resolveBeneath
+			how.Flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+			fd, err := unix.Openat2(root, p, &how)
+			if err != nil {
+				return fmt.Errorf("%q: %w", p, err)
+			}
+			defer unix.Close(fd)
+			dir = fd
+		}
+		names, err := readDirNames(dir)
+		if err != nil {
+			return fmt.Errorf("%q: %w", p, err)
+		}
+		slices.Sort(names)
+		children = make([]child, 0, len(names))
+		for _, name := range names {
+			c := child{path: name}
+			if p != "." {
+				c.path = p + "/" + name
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return fmt.Errorf("%q: %w", c.path, err)
+			}
+			c.node = nodeOf(&st)
+			if err := t.check(c.path, c.node.kind); err != nil {
+				return err
+			}
+			if c.node.kind == kindSymlink {
+				if c.node.target, err = readlinkAt(dir, name); err != nil {
+					return fmt.Errorf("%q: %w", c.path, err)
+				}
+			}
+			children = append(children, c)
+		}
+		return nil
+	}()
 	if err != nil {
 		return err
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		p := name
-		if prefix != "" {
-			p = prefix + "/" + name
-		}
-		var st unix.Stat_t
-		if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return fmt.Errorf("%q: %w", p, err)
-		}
-		n := nodeOf(&st)
-		if n.kind == kindSymlink {
-			if n.target, err = readlinkAt(dir, name); err != nil {
-				return fmt.Errorf("%q: %w", p, err)
-			}
-		}
-		t.add(p, n)
-		if n.kind != kindDir {
+	for _, c := range children {
+		t.add(c.path, c.node)
+		if c.node.kind != kindDir {
 			continue
 		}
-		how := *resolveBeneath
-		how.Flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-		sub, err := unix.Openat2(dir, name, &how)
-		if err != nil {
-			return fmt.Errorf("%q: %w", p, err)
-		}
-		err = t.walk(sub, p)
-		unix.Close(sub)
-		if err != nil {
+		if err := t.walk(root, c.path); err != nil {
 			return err
 		}
 	}
