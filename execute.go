@@ -30,12 +30,13 @@ type execution struct {
 // step, executing every step.
 func (s *Sandbox) execute(ctx context.Context, ws workspace, p *plan, deadline time.Time) (*execution, error) {
 	cr := s.newCacheRun(ws, p, true)
-	results, err := s.runSteps(ctx, ws, p, deadline, cr)
+	budget := s.newOutputBudget()
+	results, err := s.runSteps(ctx, ws, p, deadline, cr, budget)
 	if errors.Is(err, errReplayFailed) {
 		s.log.Warn("step cache: a replay failed; running the request again without the cache's layers", "err", err)
 		if err = ws.reset(); err == nil {
 			cr = s.newCacheRun(ws, p, false)
-			results, err = s.runSteps(ctx, ws, p, deadline, cr)
+			results, err = s.runSteps(ctx, ws, p, deadline, cr, budget)
 		}
 	}
 	if err != nil {
@@ -47,8 +48,8 @@ func (s *Sandbox) execute(ctx context.Context, ws workspace, p *plan, deadline t
 }
 
 // runSteps runs the steps of p in order in ws, through the step cache
-// for the steps cr covers.
-func (s *Sandbox) runSteps(ctx context.Context, ws workspace, p *plan, deadline time.Time, cr *cacheRun) ([]StepResult, error) {
+// for the steps cr covers, the outputs they collect taken from budget.
+func (s *Sandbox) runSteps(ctx context.Context, ws workspace, p *plan, deadline time.Time, cr *cacheRun, budget *outputBudget) ([]StepResult, error) {
 	results := make([]StepResult, len(p.steps))
 	failed := false
 	for i := range p.steps {
@@ -84,7 +85,7 @@ func (s *Sandbox) runSteps(ctx context.Context, ws workspace, p *plan, deadline 
 			return nil, err
 		}
 		// Run or replayed, the step's tasks have all ended.
-		if err := s.collectOutputs(ctx, ws, step, &sr); err != nil {
+		if err := s.collectOutputs(ctx, ws, step, &sr, budget); err != nil {
 			return nil, err
 		}
 		results[i] = sr

@@ -20,6 +20,12 @@ import (
 // are read from the workspace again and stored again where the store
 // lacks them (another instance, an expired or deleted file). Its files
 // come from the layer that way, and the layer format needs nothing more.
+//
+// The outputs of one request together cost the file store at most the
+// workspace size (outputBudget): a sparse file is stored as the bytes it
+// reads as, holes as zeros, so a task could otherwise have the store keep
+// far more than it ever wrote (8 tasks of 32 outputs of 64 MiB of holes
+// each, 16 GiB, from a workspace of 256 MiB).
 
 // outputReader is a collected output opened for reading.
 type outputReader interface {
@@ -50,6 +56,29 @@ func checkOutputsStore(req *Request, files *FileStore) error {
 	return nil
 }
 
+// outputBudget is what the collected outputs of a request may still cost
+// the file store: the workspace size (WORKSPACE_SIZE_BYTES), less the size
+// of each output taken so far, in the order they are collected (step by
+// step, task by task, path by path), whether or not the store then kept
+// it. An output it has no room for is store_full and is not read. It
+// counts sizes, not what the store already held, so a replay's outputs
+// are its run's. One budget serves a request's every attempt (execute
+// runs it again after a failed replay).
+type outputBudget struct {
+	left int64
+}
+
+func (s *Sandbox) newOutputBudget() *outputBudget { return &outputBudget{left: s.cfg.WorkspaceSize} }
+
+// take takes size bytes, or reports that they do not fit.
+func (b *outputBudget) take(size int64) bool {
+	if size > b.left {
+		return false
+	}
+	b.left -= size
+	return true
+}
+
 // outputLimit is the largest output kept: the largest upload, by the
 // Sandbox's limits and by the file store's own.
 func (s *Sandbox) outputLimit() int64 {
@@ -57,10 +86,11 @@ func (s *Sandbox) outputLimit() int64 {
 }
 
 // collectOutputs sets the Outputs of the results of sr, the step's, for
-// each task that ran and named outputs: read from ws and stored. A task
-// without outputs, or that did not run, has none. An error is the host's
-// (the workspace could not be read), not an output's.
-func (s *Sandbox) collectOutputs(ctx context.Context, ws workspace, step *stepPlan, sr *StepResult) error {
+// each task that ran and named outputs: read from ws and stored, each
+// taken from budget, the request's. A task without outputs, or that did
+// not run, has none. An error is the host's (the workspace could not be
+// read), not an output's.
+func (s *Sandbox) collectOutputs(ctx context.Context, ws workspace, step *stepPlan, sr *StepResult, budget *outputBudget) error {
 	for j := range step.tasks {
 		t, r := &step.tasks[j], &sr.Results[j]
 		if len(t.Outputs) == 0 || !r.Outcome.Ran() {
@@ -69,7 +99,7 @@ func (s *Sandbox) collectOutputs(ctx context.Context, ws workspace, step *stepPl
 		}
 		m := make(map[string]OutputFile, len(t.Outputs))
 		for _, p := range t.Outputs {
-			o, err := s.collectOutput(ctx, ws, p)
+			o, err := s.collectOutput(ctx, ws, p, budget)
 			if err != nil {
 				return fmt.Errorf("outputs: %q: %w", p, err)
 			}
@@ -81,8 +111,9 @@ func (s *Sandbox) collectOutputs(ctx context.Context, ws workspace, step *stepPl
 }
 
 // collectOutput reads the output at p and stores it. A file over the
-// limit is too_large by its size, before a byte of it is read.
-func (s *Sandbox) collectOutput(ctx context.Context, ws workspace, p string) (OutputFile, error) {
+// limit is too_large by its size, and one budget has no room for is
+// store_full, before a byte of it is read.
+func (s *Sandbox) collectOutput(ctx context.Context, ws workspace, p string, budget *outputBudget) (OutputFile, error) {
 	f, size, err := ws.openOutput(p)
 	switch {
 	case errors.Is(err, errOutputNotFound):
@@ -96,6 +127,11 @@ func (s *Sandbox) collectOutput(ctx context.Context, ws workspace, p string) (Ou
 	limit := s.outputLimit()
 	if size > limit {
 		return OutputFile{Error: OutputTooLarge}, nil
+	}
+	if !budget.take(size) {
+		s.log.Info("outputs: not keeping an output past the request's share of the file store",
+			"path", p, "size", size, "workspace_size", s.cfg.WorkspaceSize)
+		return OutputFile{Error: OutputStoreFull}, nil
 	}
 	sf, err := s.cfg.Files.putOutput(ctx, f, path.Base(p), limit)
 	switch CodeOf(err) {

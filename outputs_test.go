@@ -228,7 +228,7 @@ func TestCollectOutputsBySize(t *testing.T) {
 	ws.write("eleven", "0123456789a")
 	step := &stepPlan{tasks: []taskPlan{{Task: &Task{Cmd: "x", Outputs: []string{"huge", "ten", "eleven", "none"}}}}}
 	sr := StepResult{Results: []Result{{Outcome: OutcomeExited}}}
-	if err := s.collectOutputs(context.Background(), ws, step, &sr); err != nil {
+	if err := s.collectOutputs(context.Background(), ws, step, &sr, s.newOutputBudget()); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]OutputFile{
@@ -239,6 +239,59 @@ func TestCollectOutputsBySize(t *testing.T) {
 	}
 	if got := sr.Results[0].Outputs; !reflect.DeepEqual(got, want) {
 		t.Errorf("outputs %v, want %v", got, want)
+	}
+}
+
+// TestCollectOutputsBudget: the outputs of a request take their sizes
+// from one budget, step after step, in the order they are collected; one
+// it has no room for is store_full, unread, and a smaller one after it
+// may still fit.
+func TestCollectOutputsBudget(t *testing.T) {
+	files, err := OpenFileStore(FileStoreConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer files.Close()
+	cfg, err := Config{Files: files}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Sandbox{cfg: cfg, limits: cfg.Limits, log: cfg.Logger}
+	ws := hugeWorkspace{newFakeWorkspace(), t}
+	for name, content := range map[string]string{"a": "aaaaaaaaaa", "b": "bbbbbbbbbb", "c": "cccccccccc", "d": "ddddd", "e": ""} {
+		ws.write(name, content)
+	}
+	budget := &outputBudget{left: 25}
+	collect := func(outputs ...string) map[string]OutputFile {
+		step := &stepPlan{tasks: []taskPlan{{Task: &Task{Cmd: "x", Outputs: outputs}}}}
+		sr := StepResult{Results: []Result{{Outcome: OutcomeExited}}}
+		if err := s.collectOutputs(context.Background(), ws, step, &sr, budget); err != nil {
+			t.Fatal(err)
+		}
+		return sr.Results[0].Outputs
+	}
+	got := collect("a", "b")
+	want := map[string]OutputFile{
+		"a": {FileID: sha256Hex("aaaaaaaaaa"), Size: 10},
+		"b": {FileID: sha256Hex("bbbbbbbbbb"), Size: 10},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("first step: outputs %v, want %v", got, want)
+	}
+	// 5 bytes left: c (10) does not fit, d (5) does, and then only e (0).
+	got = collect("c", "huge", "d", "a", "e")
+	want = map[string]OutputFile{
+		"c":    {Error: OutputStoreFull},
+		"huge": {Error: OutputTooLarge},
+		"d":    {FileID: sha256Hex("ddddd"), Size: 5},
+		"a":    {Error: OutputStoreFull},
+		"e":    {FileID: sha256Hex(""), Size: 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("second step: outputs %v, want %v", got, want)
+	}
+	if n, _ := files.Usage(); n != 4 {
+		t.Errorf("%d files stored, want 4", n)
 	}
 }
 

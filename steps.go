@@ -262,7 +262,8 @@ const (
 	// (Limits.UploadFileLimit, and the file store's MaxUploadBytes).
 	OutputTooLarge OutputError = "too_large"
 	// OutputStoreFull: the file store could not take the file: it is
-	// full, or failing (the cause is logged).
+	// full, or failing (the cause is logged), or the file would take the
+	// outputs of the request together past Config.WorkspaceSize.
 	OutputStoreFull OutputError = "store_full"
 )
 
