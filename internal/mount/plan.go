@@ -67,21 +67,44 @@ var SystemDirs = []string{"bin", "etc", "lib", "lib32", "lib64", "libx32", "opt"
 // Devices are the device nodes of /dev, bound from the host's.
 var Devices = []string{"null", "zero", "full", "random", "urandom"}
 
-// maskedProc are procfs paths that expose host-wide state or kernel
-// interfaces; each is covered (files by a read-only bind of /dev/null,
-// directories by a read-only bind of an empty directory).
+// maskedProc are procfs paths that expose the host as a whole (its
+// activity, hardware and configuration, kernel internals, other users'
+// state) or kernel interfaces, and that real programs do not need; each is
+// covered (files by a read-only bind of /dev/null, directories by a
+// read-only bind of an empty directory) where the kernel has it. What
+// programs read stays: cpuinfo, meminfo, stat, loadavg, uptime, version,
+// filesystems, cgroups (the JVM's container detection), the task's own
+// processes, mounts and network, and /proc/sys read-only but for the
+// host-wide counters below. docs/security.md lists both.
 var maskedProc = []struct {
 	path string
 	dir  bool
 }{
-	{"kcore", false}, {"keys", false}, {"key-users", false}, {"timer_list", false},
-	{"sched_debug", false}, {"latency_stats", false}, {"kallsyms", false},
-	{"sysrq-trigger", false}, {"kmsg", false}, {"kpagecount", false},
-	{"kpageflags", false}, {"kpagecgroup", false}, {"vmallocinfo", false},
-	{"slabinfo", false}, {"pagetypeinfo", false}, {"zoneinfo", false},
-	{"buddyinfo", false}, {"mtrr", false}, {"interrupts", false},
+	// Kernel memory, symbols and interfaces.
+	{"kcore", false}, {"kmsg", false}, {"kallsyms", false}, {"modules", false},
+	{"sysrq-trigger", false}, {"kpagecount", false}, {"kpageflags", false},
+	{"kpagecgroup", false}, {"vmallocinfo", false}, {"slabinfo", false},
+	{"allocinfo", false}, {"timer_list", false}, {"sched_debug", false},
+	{"latency_stats", false}, {"dynamic_debug", true},
+	// The host's activity: every process's, not the task's.
+	{"diskstats", false}, {"vmstat", false}, {"softirqs", false},
+	{"interrupts", false}, {"schedstat", false}, {"zoneinfo", false},
+	{"buddyinfo", false}, {"pagetypeinfo", false}, {"pressure", true},
+	{"locks", false}, {"swaps", false}, {"mdstat", false},
+	// Other users' keys.
+	{"keys", false}, {"key-users", false},
+	// The machine: boot configuration, devices and drivers.
+	{"cmdline", false}, {"config.gz", false}, {"bootconfig", false},
+	{"partitions", false}, {"iomem", false}, {"ioports", false}, {"dma", false},
+	{"devices", false}, {"misc", false}, {"consoles", false}, {"crypto", false},
+	{"mtrr", false}, {"fb", false},
 	{"acpi", true}, {"scsi", true}, {"bus", true}, {"fs", true},
 	{"irq", true}, {"driver", true}, {"tty", true}, {"sysvipc", true},
+	// Host-wide counters of /proc/sys (read-only in the sandbox): open
+	// files, inodes and dentries, AIO events, ptys of the whole host.
+	{"sys/fs/file-nr", false}, {"sys/fs/inode-nr", false},
+	{"sys/fs/inode-state", false}, {"sys/fs/dentry-state", false},
+	{"sys/fs/aio-nr", false}, {"sys/kernel/pty/nr", false},
 }
 
 // Params describe one sandbox's filesystem.
