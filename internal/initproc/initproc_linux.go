@@ -122,7 +122,8 @@ type UserNamespaceLimit struct {
 // UserNamespaceLimits are the limits every sandbox's init writes to
 // /proc/sys/user of its user namespace (through its own procfs, as the
 // plan mounts it) while it is root there, before any task runs; a limit it
-// cannot write fails the sandbox's setup. Each bounds what one user (the
+// cannot write fails the sandbox's setup (one whose file the kernel lacks
+// has no count to bound). Each bounds what one user (the
 // task's id, or the init's) has at once in that namespace; the kernel
 // also charges the same count up the chain, in the host's namespace,
 // against the user that made the sandbox's namespace: the init's own
