@@ -13,8 +13,11 @@
 //     used it: internal/runner)
 //     and clone3s the init with CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID,
 //     CLONE_NEWIPC, CLONE_NEWUTS, CLONE_PIDFD and CLONE_PARENT (so the
-//     parent reaps the init); then it returns to the host's network
-//     namespace;
+//     parent reaps the init), as the init's host id (its effective uid
+//     and gid for the clone, capabilities kept): the user namespace is
+//     that id's, so what the kernel counts per user up the chain of
+//     namespaces is charged to it, not to root; then it is root again
+//     and returns to the host's network namespace;
 //  2. it denies setgroups and writes the uid and gid maps (the namespace's
 //     root to one host id, the task identity to another), releases the
 //     init with one byte on a pipe and answers with the init's pid and
@@ -29,7 +32,9 @@
 //  2. applies the mount plan (internal/mount): once the root is bound it
 //     works in it by relative paths, and ends with pivot_root and a
 //     read-only root whose /proc is mounted hidepid=invisible, so tasks see
-//     their own processes, not the init;
+//     their own processes, not the init; through that procfs, before
+//     /proc/sys is made read-only, it writes the limits of its user
+//     namespace ('u' records, UserNamespaceLimits);
 //  3. sets the host name, makes itself non-dumpable, empties its capability
 //     bounding set and says it is ready: it is a shell, which runs one task
 //     after another.
@@ -105,6 +110,8 @@
 //	'r'  rlimit: resource, soft, hard                    cell, task
 //	'b'  the base seccomp program, raw (no NUL)          cell
 //	'B'  the same, notifying (installed with a listener) cell
+//	'u'  a limit of the user namespace: the name of its  cell
+//	     /proc/sys/user file, the value
 //	'd'  the working directory                           task
 //	'c'  the command as given                            task
 //	'a'  one argv entry, argv[0] first                   task
