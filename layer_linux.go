@@ -383,18 +383,82 @@ func removeAt(dir int, base string) error {
 	return unix.Unlinkat(dir, base, unix.AT_REMOVEDIR)
 }
 
-// clearDir removes everything in the open directory dir.
+// clearDir removes everything in the open directory dir, depth first,
+// with one more fd open whatever the tree's depth: it goes down into a
+// directory by name (beneath, never through a symlink or onto another
+// mount) and back up by "..", closing the one it leaves. Nothing of the
+// request runs meanwhile, so nothing moves a directory under it. What it
+// keeps is the names of the directories still to remove.
 func clearDir(dir int) error {
-	names, err := readDirNames(dir)
+	type frame struct {
+		name string   // of this directory in its parent
+		dirs []string // left to remove in it
+	}
+	cur, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		if err := removeAt(dir, name); err != nil {
+	defer func() { unix.Close(cur) }()
+	// visit removes what is not a directory in cur and returns the
+	// directories.
+	visit := func() ([]string, error) {
+		names, err := readDirNames(cur)
+		if err != nil {
+			return nil, err
+		}
+		var dirs []string
+		for _, name := range names {
+			err := unix.Unlinkat(cur, name, 0)
+			switch {
+			case err == nil || errors.Is(err, unix.ENOENT):
+			case errors.Is(err, unix.EISDIR):
+				dirs = append(dirs, name)
+			default:
+				return nil, err
+			}
+		}
+		return dirs, nil
+	}
+	dirs, err := visit()
+	if err != nil {
+		return err
+	}
+	stack := []frame{{dirs: dirs}}
+	how := *resolveBeneath
+	how.Flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	for {
+		top := &stack[len(stack)-1]
+		if n := len(top.dirs); n > 0 {
+			name := top.dirs[n-1]
+			top.dirs = top.dirs[:n-1]
+			next, err := unix.Openat2(cur, name, &how)
+			if err != nil {
+				return err
+			}
+			unix.Close(cur)
+			cur = next
+			dirs, err := visit()
+			if err != nil {
+				return err
+			}
+			stack = append(stack, frame{name: name, dirs: dirs})
+			continue
+		}
+		if len(stack) == 1 {
+			return nil
+		}
+		// cur is empty: up, and remove it.
+		up, err := unix.Openat(cur, "..", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
 			return err
 		}
+		unix.Close(cur)
+		cur = up
+		if err := unix.Unlinkat(cur, top.name, unix.AT_REMOVEDIR); err != nil {
+			return err
+		}
+		stack = stack[:len(stack)-1]
 	}
-	return nil
 }
 
 // reset empties the workspace and /tmp and renews the output budget, for
