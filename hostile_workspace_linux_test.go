@@ -158,7 +158,7 @@ for _ in range(%d):
 // process beyond what a request with a tree of 10 directories costs it:
 // 15,000 levels once took 15,269 fds and 466 MB.
 const (
-	maxWalkFDs = 32
+	maxWalkFDs = 64
 	maxWalkRSS = 64 << 20
 )
 
@@ -213,6 +213,34 @@ func TestCacheDeepTree(t *testing.T) {
 			t.Errorf("%s: cache stats %+v, want %d misses, the baseline's 2 stores and no error", what, s, 3+i)
 		}
 	}
+}
+
+// TestCacheDeepTreesAtOnce: three such requests at once (which once
+// drove the service to its fd limit) cost what three small ones do.
+func TestCacheDeepTreesAtOnce(t *testing.T) {
+	c := newCache(t, svc.CacheConfig{})
+	sb := newCacheSandbox(t, c, svc.Config{Limits: svc.Limits{MaxConcurrency: 3, MaxParallelTasks: 1}})
+	at := func(depth int) func() {
+		return func() {
+			var wg sync.WaitGroup
+			for i := range 3 {
+				wg.Go(func() {
+					resp, err := sb.Run(t.Context(), cached(svc.Single(chain(depth+i))))
+					if err != nil {
+						t.Errorf("Run: %v", err)
+						return
+					}
+					expect(t, resp.Results[0].Results[0], svc.OutcomeExited, 0)
+				})
+			}
+			wg.Wait()
+		}
+	}
+	at(10)()
+	base := measure(t, at(20))
+	deep := measure(t, at(15000))
+	t.Logf("three at once, 20 directories: %v; 15,000: %v", base, deep)
+	within(t, "three at once", deep, base)
 }
 
 // TestCacheDeepTreeStored: a chain as deep as a layer can hold is
