@@ -19,7 +19,13 @@ import (
 // capacity_exhausted when no slots came free in time, and ctx's code
 // (cancelled) when ctx ends while it waits. The caller gives the slots
 // back with release.
+//
+// The step cache's lookups come first (lookAhead, into p.ahead): they
+// are calls to a store outside the process, which a request makes
+// without holding slots, so that a store that hangs costs each request
+// at most the cache's Timeout and the instance none of its capacity.
 func (s *Sandbox) admit(ctx context.Context, p *plan) (waited time.Duration, err error) {
+	p.ahead = s.lookAhead(ctx, p)
 	return s.slots.acquire(ctx, p.width, s.cfg.QueueTimeout, p.req)
 }
 

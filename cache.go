@@ -43,9 +43,18 @@ type CacheConfig struct {
 	// when the sandboxes see another root.
 	ImageID    string
 	Toolchains []string
-	// Now is the clock of expiry and of least-recently-used eviction; nil
-	// is time.Now. Tests inject a fake clock here. (Redis expires layers
-	// on its own clock.)
+	// Timeout bounds each call to the store (CACHE_TIMEOUT_MS): a lookup
+	// (which fetches the whole layer from Redis), a store, a removal. A
+	// call that overruns it is a failure: a miss for the request, counted
+	// in CacheStats.Errors, and it opens the circuit breaker, so that the
+	// requests after it do not each wait for the store (cache_breaker.go).
+	// Lookups are made before the request takes its task slots. Default
+	// 1 s; set it above the time the store takes to send the largest
+	// layers.
+	Timeout time.Duration
+	// Now is the clock of expiry, of least-recently-used eviction and of
+	// the breaker's back-off; nil is time.Now. Tests inject a fake clock
+	// here. (Redis expires layers on its own clock.)
 	Now func() time.Time
 	// Logger receives operational logs (store failures, damaged layers);
 	// nil discards them.
@@ -61,9 +70,13 @@ type CacheStats struct {
 	// Stores counts the layers written.
 	Stores uint64
 	// Errors counts the failures of the store and of layers: the store
-	// unreachable or full, a layer that did not verify or could not be
-	// replayed, a layer that could not be captured or written.
+	// unreachable, full or not answering within CacheConfig.Timeout, a
+	// layer that did not verify or could not be replayed, a layer that
+	// could not be captured or written.
 	Errors uint64
+	// StoreDown is true while the store is left alone after a failure
+	// (the circuit breaker is open): lookups are misses without a call.
+	StoreDown bool
 }
 
 // StepCache stores the layers of deterministic steps and replays them on
@@ -72,12 +85,16 @@ type CacheStats struct {
 // share one. A StepCache is safe for concurrent use. Close releases it.
 //
 // A failure of the store never fails a request: the step is executed (a
-// miss), and the failure is logged and counted in [StepCache.Stats].
+// miss), and the failure is logged and counted in [StepCache.Stats]. A
+// store that does not answer costs a request at most CacheConfig.Timeout,
+// and, once it failed, none until it answers again.
 type StepCache struct {
 	store      cacheBackend
 	kind       string // "dir" or "redis"
 	ns         string
 	ttl        time.Duration
+	timeout    time.Duration // of each call to the store
+	brk        breaker       // of the store (cache_breaker.go)
 	imageID    string
 	toolchains []string
 	now        func() time.Time
@@ -126,7 +143,8 @@ type cacheSink interface {
 var (
 	errCacheMiss = errors.New("no layer")
 	// errCacheUnavailable is returned without trying while a store that
-	// failed is given time to recover; it counts as a miss, not an error.
+	// failed is given time to recover (the breaker is open); it counts as
+	// a miss, not an error.
 	errCacheUnavailable = errors.New("the store is backing off after a failure")
 )
 
@@ -145,10 +163,13 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 		return nil, fmt.Errorf("cache: TTL must not be negative, got %v", cfg.TTL)
 	case cfg.MaxBytes < 0:
 		return nil, fmt.Errorf("cache: MaxBytes must not be negative, got %d", cfg.MaxBytes)
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("cache: Timeout must not be negative, got %v", cfg.Timeout)
 	}
 	c := &StepCache{
 		ns:         orDefault(cfg.Namespace, "default"),
 		ttl:        orDefault(cfg.TTL, 24*time.Hour),
+		timeout:    orDefault(cfg.Timeout, defaultCacheTimeout),
 		imageID:    cfg.ImageID,
 		toolchains: slices.Clone(cfg.Toolchains),
 		now:        cfg.Now,
@@ -160,6 +181,7 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
+	c.brk.now = c.now
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -188,7 +210,7 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 		c.store, err = openDirCache(u.Path, c.ns, c.ttl, orDefault(cfg.MaxBytes, 4*GiB), c.now, c.log)
 	case "redis", "rediss":
 		c.kind = "redis"
-		c.store, err = openRedisCache(cfg.URL, c.ns, c.ttl, c.now, c.log)
+		c.store, err = openRedisCache(cfg.URL, c.ns, c.ttl, c.timeout, c.log)
 	default:
 		return nil, fmt.Errorf("cache: URL: want dir:///path or redis://host:port/db, got %q", cfg.URL)
 	}
@@ -201,10 +223,12 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 // Drop removes every layer of the namespace, for every instance sharing
 // the store, and returns how many it removed. Requests running meanwhile
 // may store layers again.
+//
+// Drop waits for the store at most dropTimeouts times CacheConfig.Timeout,
+// and not at all while the store is left alone after a failure.
 func (c *StepCache) Drop(ctx context.Context) (int, error) {
-	n, err := c.store.drop(ctx)
+	n, err := callStore(ctx, c, dropTimeouts*c.timeout, "drop the namespace", "", c.store.drop, nil)
 	if err != nil {
-		c.errs.Add(1)
 		c.log.Error("step cache: drop", "namespace", c.ns, "err", err)
 		return n, &Error{Code: CodeInternalError, Msg: "cache: dropping the layers failed", Err: err}
 	}
@@ -214,7 +238,8 @@ func (c *StepCache) Drop(ctx context.Context) (int, error) {
 
 // Stats returns the counters since the cache was opened.
 func (c *StepCache) Stats() CacheStats {
-	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Stores: c.stores.Load(), Errors: c.errs.Load()}
+	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Stores: c.stores.Load(), Errors: c.errs.Load(),
+		StoreDown: c.brk.isOpen()}
 }
 
 // Info describes the cache for GET /info: the backend ("dir" or
@@ -238,14 +263,11 @@ func (c *StepCache) Close() error {
 // version, quietly: it is not damaged, only old, and the step's run
 // stores it again.
 func (c *StepCache) lookup(ctx context.Context, key string, ntasks int) (*layer, cacheBlob) {
-	blob, err := c.store.get(ctx, key)
-	switch {
-	case errors.Is(err, errCacheMiss) || errors.Is(err, errCacheUnavailable):
-		return nil, nil
-	case err != nil:
-		if ctx.Err() == nil { // else the request gave up: not the store's fault
-			c.failed("look up a layer", key, err)
-		}
+	// Failures are counted and logged by callStore.
+	blob, err := callStore(ctx, c, c.timeout, "look up a layer", key,
+		func(ctx context.Context) (cacheBlob, error) { return c.store.get(ctx, key) },
+		func(b cacheBlob) { b.Close() })
+	if err != nil {
 		return nil, nil
 	}
 	l, err := verifyLayer(blob, blob.Size(), key)
@@ -255,9 +277,7 @@ func (c *StepCache) lookup(ctx context.Context, key string, ntasks int) (*layer,
 	if errors.Is(err, errLayerVersion) {
 		blob.Close()
 		c.log.Info("step cache: removing a layer of another format version", "key", key, "err", err)
-		if err := c.store.remove(ctx, key); err != nil {
-			c.log.Warn("step cache: remove a layer of another format version", "key", key, "err", err)
-		}
+		c.remove(ctx, key)
 		return nil, nil
 	}
 	if err != nil {
@@ -300,9 +320,14 @@ func unstorable(rs []Result) string {
 func (c *StepCache) discard(ctx context.Context, key string, why error) {
 	c.errs.Add(1)
 	c.log.Warn("step cache: removing a damaged layer", "key", key, "err", why)
-	if err := c.store.remove(ctx, key); err != nil {
-		c.log.Warn("step cache: remove a damaged layer", "key", key, "err", err)
-	}
+	c.remove(ctx, key)
+}
+
+// remove removes the layer of key from the store; a failure is counted
+// and logged.
+func (c *StepCache) remove(ctx context.Context, key string) {
+	callStore(ctx, c, c.timeout, "remove a layer", key,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, c.store.remove(ctx, key) }, nil)
 }
 
 // failed counts and logs a failure of the store or of a layer.
@@ -322,11 +347,12 @@ func (c *StepCache) put(ctx context.Context, key string, results []Result, limit
 		c.failed("encode results", key, err)
 		return err
 	}
-	sink, err := c.store.create(ctx, key)
+	// Failures of the calls to the store are counted and logged by
+	// callStore.
+	sink, err := callStore(ctx, c, c.timeout, "store a layer", key,
+		func(ctx context.Context) (cacheSink, error) { return c.store.create(ctx, key) },
+		func(s cacheSink) { s.abort() })
 	if err != nil {
-		if !errors.Is(err, errCacheUnavailable) {
-			c.failed("store a layer", key, err)
-		}
 		return err
 	}
 	lw := newLayerWriter(sink, key, js, limit)
@@ -335,17 +361,29 @@ func (c *StepCache) put(ctx context.Context, key string, results []Result, limit
 	if err == nil {
 		size, err = lw.close()
 	}
+	called := false
 	if err == nil {
-		err = sink.commit(ctx, size)
+		// A commit abandoned at the deadline may still be running: it
+		// aborts the sink itself when it fails.
+		called = true
+		_, err = callStore(ctx, c, c.timeout, "store a layer", key, func(ctx context.Context) (struct{}, error) {
+			err := sink.commit(ctx, size)
+			if err != nil {
+				sink.abort()
+			}
+			return struct{}{}, err
+		}, nil)
 	}
 	if err != nil {
-		sink.abort()
+		if !called {
+			sink.abort()
+		}
 		switch {
 		case errors.Is(err, errLayerTooLarge):
 			c.log.Info("step cache: not storing a layer too large to store", "key", key, "workspace_size", limit)
 		case errors.Is(err, errNoLayer):
 			c.log.Info("step cache: not storing a step", "key", key, "reason", err)
-		case errors.Is(err, errCacheUnavailable) || ctx.Err() != nil:
+		case called || errors.Is(err, errCacheUnavailable) || ctx.Err() != nil:
 		default:
 			c.failed("store a layer", key, err)
 		}

@@ -31,6 +31,9 @@ type cacheRun struct {
 	lookups bool
 	// snap is a snapshot of the workspace as it is, nil when unknown.
 	snap *tree
+	// ahead is what the lookups before admission found; nil when none
+	// were made.
+	ahead *lookAhead
 
 	replayed, storedN int
 }
@@ -44,8 +47,67 @@ func (s *Sandbox) newCacheRun(ws workspace, p *plan, lookups bool) *cacheRun {
 	}
 	return &cacheRun{
 		c: s.cfg.Cache, ws: ws, stored: p.stored, keys: p.keys, limit: s.cfg.WorkspaceSize,
-		chain: true, lookups: lookups,
+		chain: true, lookups: lookups, ahead: p.ahead,
 	}
+}
+
+// lookAhead is what the step cache found for a request before it took
+// its task slots: the layers of its leading cacheable steps, in order, up
+// to the first step the store had none for (or did not answer for).
+type lookAhead struct {
+	layers []*layer
+	blobs  []cacheBlob // of layers; close releases them
+	// missed is true when the lookup of step len(layers) found nothing
+	// to replay.
+	missed bool
+}
+
+// lookAhead looks up the layers of p's leading cacheable steps, one after
+// the other until one has none, before the request takes its task slots
+// (admit): a store that is slow or down then costs the request the time
+// of its lookups, at most the cache's Timeout each, but never the
+// instance its capacity. It returns nil when p has no cacheable step.
+// The blobs found are held until the plan is closed: while the request
+// waits for slots too, in memory for a Redis store.
+func (s *Sandbox) lookAhead(ctx context.Context, p *plan) *lookAhead {
+	if len(p.keys) == 0 {
+		return nil
+	}
+	la := &lookAhead{}
+	for i, key := range p.keys {
+		l, blob := s.cfg.Cache.lookup(ctx, key, len(p.steps[i].tasks))
+		if l == nil {
+			la.missed = true
+			break
+		}
+		la.layers = append(la.layers, l)
+		la.blobs = append(la.blobs, blob)
+	}
+	return la
+}
+
+// layer returns the layer found ahead for step i, or nil.
+func (la *lookAhead) layer(i int) *layer {
+	if la == nil || i >= len(la.layers) {
+		return nil
+	}
+	return la.layers[i]
+}
+
+// missedAt reports whether the lookup ahead found no layer for step i.
+func (la *lookAhead) missedAt(i int) bool {
+	return la != nil && la.missed && i == len(la.layers)
+}
+
+// close releases the blobs of the layers found.
+func (la *lookAhead) close() {
+	if la == nil {
+		return
+	}
+	for _, b := range la.blobs {
+		b.Close()
+	}
+	la.layers, la.blobs = nil, nil
 }
 
 // chained reports whether step i goes through the cache.
@@ -71,12 +133,20 @@ func (cr *cacheRun) counts() (replayed, stored int) {
 // process at the same step run it once: the first executes it, the
 // others wait for it (each under its own deadline) and replay what it
 // stored, or execute the step too if it stored nothing.
+//
+// The lookups made before admission serve here: a step found then is
+// replayed, and a step found missing then is executed without another
+// lookup, unless the request waited for another one executing it.
 func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult, error) {
 	if !cr.lookups {
 		return cr.execute(ctx, i, step)
 	}
+	if l := cr.ahead.layer(i); l != nil {
+		return cr.apply(ctx, i, step, l)
+	}
 	finish, wait := cr.c.flights.begin(cr.keys[i])
-	if finish == nil {
+	waited := finish == nil
+	if waited {
 		select {
 		case <-wait:
 		case <-ctx.Done():
@@ -85,8 +155,10 @@ func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult
 	} else {
 		defer finish()
 	}
-	if sr, ok, err := cr.replay(ctx, i, step); ok || err != nil {
-		return sr, err
+	if waited || !cr.ahead.missedAt(i) {
+		if sr, ok, err := cr.replay(ctx, i, step); ok || err != nil {
+			return sr, err
+		}
 	}
 	cr.c.misses.Add(1)
 	return cr.execute(ctx, i, step)
@@ -94,18 +166,24 @@ func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult
 
 // replay applies the layer of step i, if the store has a usable one.
 func (cr *cacheRun) replay(ctx context.Context, i int, step *stepPlan) (StepResult, bool, error) {
-	key := cr.keys[i]
-	l, blob := cr.c.lookup(ctx, key, len(step.tasks))
+	l, blob := cr.c.lookup(ctx, cr.keys[i], len(step.tasks))
 	if l == nil {
 		return StepResult{}, false, nil
 	}
 	defer blob.Close()
+	sr, err := cr.apply(ctx, i, step, l)
+	return sr, err == nil, err
+}
+
+// apply applies l, the layer of step i, to the workspace.
+func (cr *cacheRun) apply(ctx context.Context, i int, step *stepPlan, l *layer) (StepResult, error) {
+	key := cr.keys[i]
 	cr.snap = nil
 	if err := cr.ws.applyLayer(l, key); err != nil {
 		// The workspace is half changed: Run starts over.
 		cr.c.misses.Add(1)
 		cr.c.discard(ctx, key, fmt.Errorf("replay: %w", err))
-		return StepResult{}, false, fmt.Errorf("%w: %w", errReplayFailed, err)
+		return StepResult{}, fmt.Errorf("%w: %w", errReplayFailed, err)
 	}
 	cr.c.hits.Add(1)
 	cr.replayed++
@@ -114,7 +192,7 @@ func (cr *cacheRun) replay(ctx context.Context, i int, step *stepPlan) (StepResu
 		sr.Results[j].Replayed = true
 	}
 	cr.ws.spendOutput(sr)
-	return sr, true, nil
+	return sr, nil
 }
 
 // execute runs step i and stores its layer: the difference between

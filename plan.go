@@ -21,6 +21,9 @@ type plan struct {
 	// keys are the step keys of the leading cacheable steps; nil when the
 	// Sandbox has no cache, or the first step is not cacheable.
 	keys []string
+	// ahead is what the step cache found for keys before the request
+	// took its slots (admit); close releases it.
+	ahead *lookAhead
 	// width is the number of tasks of the widest step: the task slots the
 	// request holds.
 	width int
@@ -90,8 +93,11 @@ func (s *Sandbox) plan(req *Request) (*plan, error) {
 	return p, nil
 }
 
-// close releases the plan's stored files.
-func (p *plan) close() { p.stored.close() }
+// close releases the plan's stored files and the layers found ahead.
+func (p *plan) close() {
+	p.ahead.close()
+	p.stored.close()
+}
 
 // resolveSteps resolves the tasks of every step of req, with def the
 // profile of a task that names none and lim the Sandbox's limits, which
