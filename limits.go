@@ -242,6 +242,15 @@ type Config struct {
 	// preparing P ahead uses at most 2 * (MaxConcurrency + 2*P) ids, the
 	// range [Sandbox.HostIDs] reports. The range must be unused on the
 	// host. Default 1000000.
+	//
+	// New takes the range in /run/svc/uids, a host-wide directory with
+	// one lock file per range in use, which names its holder's pid and
+	// state dir and which the kernel releases when the holder dies; Close
+	// gives it back. A range that overlaps another instance's fails New
+	// (ErrHostIDsInUse). Only instances that see the same /run/svc/uids
+	// see each other's ranges: containers with a /run of their own each
+	// need /run/svc/uids bound from the host, or ranges chosen apart by
+	// hand. Nothing checks that no other program runs as the ids.
 	UIDBase int
 	// AllowedProfiles are the sandbox profiles tasks may ask for.
 	// Default compile_v2 and native_v2.

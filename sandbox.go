@@ -21,6 +21,9 @@ type Sandbox struct {
 	limits Limits
 	log    *slog.Logger
 	host   platform // the machinery of the system (platform.go)
+	// hostIDs holds the range of host ids HostIDs reports against other
+	// instances on the host (uidlock.go) until Close.
+	hostIDs *hostIDLock
 
 	// slots are the task slots of Limits.MaxConcurrency and the requests
 	// waiting for them (admit.go); a request holds as many as its widest
@@ -70,7 +73,10 @@ var errClosing = errors.New("sandbox closed")
 
 // New checks the configuration, detects the cgroup hierarchy, removes
 // whatever a crashed instance with the same StateDir left behind
-// (processes, cgroups, mounts, workspaces) and returns a ready Sandbox.
+// (processes, cgroups, mounts, workspaces), takes its range of host ids
+// (Config.UIDBase) and returns a ready Sandbox. A range that overlaps one
+// another instance on the host holds is sandbox_setup_failed, naming the
+// range and that instance, and matches ErrHostIDsInUse.
 func New(cfg Config) (*Sandbox, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -91,6 +97,16 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 	}
 	s.host = h
+	// Taken once the host is open, so that a process that is not root
+	// hears so first; nothing runs as the ids before startPreparing.
+	first, count := s.HostIDs()
+	if s.hostIDs, err = lockHostIDs(hostIDLockDir, first, count, cfg.StateDir); err != nil {
+		h.close()
+		if CodeOf(err) == CodeSandboxSetupFailed {
+			return nil, err
+		}
+		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
+	}
 	s.startPreparing()
 	return s, nil
 }
@@ -274,7 +290,8 @@ func (c Config) withDefaults() (Config, error) {
 
 // HostIDs returns the range of host uids and gids the Sandbox runs
 // sandboxes as: count ids from first (Config.UIDBase). Another Sandbox on
-// the same host needs a range of its own.
+// the same host needs a range of its own: New takes the range in a
+// host-wide lock directory, /run/svc/uids (see Config.UIDBase).
 func (s *Sandbox) HostIDs() (first, count int) { return s.cfg.UIDBase, 2 * len(s.ids) }
 
 // CgroupVersion returns the version of the cgroup hierarchy the sandboxes
@@ -358,7 +375,8 @@ func (s *Sandbox) putID(i int) {
 
 // Close stops accepting requests, refuses those waiting for slots and
 // kills the running ones (all return shutting_down), waits for them to be
-// cleaned up or for ctx to end, and removes the service's cgroups.
+// cleaned up or for ctx to end, removes the service's cgroups and gives
+// back its range of host ids.
 func (s *Sandbox) Close(ctx context.Context) error {
 	s.slots.close()
 	s.close(errClosing)
@@ -373,7 +391,9 @@ func (s *Sandbox) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 	s.drainPool()
-	return s.host.close()
+	err := s.host.close()
+	// Its processes are gone: another instance may run as the ids.
+	return errors.Join(err, s.hostIDs.release())
 }
 
 var (

@@ -197,7 +197,7 @@ var librarySettings = []setting{
 	}},
 	stringSetting("STATE_DIR", "/var/lib/svc", "workspaces and state", func(o *options) *string { return &o.StateDir }),
 	stringSetting("ROOTFS", "/", "root filesystem whose system directories sandboxes see read-only", func(o *options) *string { return &o.RootFS }),
-	{"SANDBOX_UID_BASE", "1000000", "first host uid and gid of the sandbox identities: two for each running request and each prepared ahead, 2 x (MAX_CONCURRENCY + 2 x min(max(MAX_CONCURRENCY/4, 1), 4)) at most; the range must be unused on the host", func(o *options, v string) error {
+	{"SANDBOX_UID_BASE", "1000000", "first host uid and gid of the sandbox identities: two for each running request and each prepared ahead, 2 x (MAX_CONCURRENCY + 2 x min(max(MAX_CONCURRENCY/4, 1), 4)) at most; the range must be unused on the host; it is locked in /run/svc/uids, and one that overlaps another instance's stops this one at start", func(o *options, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 65536 || n > 1<<31 {
 			return fmt.Errorf("want a whole number from 65536 to 2^31, got %q", v)
