@@ -297,7 +297,8 @@ func newSandbox(t testing.TB, cfg *svc.Config, fcfg svc.FileStoreConfig) *svc.Sa
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		cfg.StateDir = dir
 	}
-	if cfg.UIDBase == 0 {
+	pick := cfg.UIDBase == 0
+	if pick {
 		cfg.UIDBase = UIDBase()
 	}
 	own := cfg.Files == nil
@@ -318,6 +319,12 @@ func newSandbox(t testing.TB, cfg *svc.Config, fcfg svc.FileStoreConfig) *svc.Sa
 		cfg.Files = fs
 	}
 	sb, err := svc.New(*cfg)
+	// A range UIDBase picked may be held by another test process whose
+	// pid picked the same region: the next one may be free.
+	for try := 1; pick && errors.Is(err, svc.ErrHostIDsInUse) && try < 64; try++ {
+		cfg.UIDBase = UIDBase()
+		sb, err = svc.New(*cfg)
+	}
 	if err != nil {
 		if own {
 			cfg.Files.Close()
@@ -355,7 +362,9 @@ var uidBlocks atomic.Int64
 // likelihood: the process id picks a region of 64 ranges in 4M..272M,
 // above the library's default range (whose tests look for leftover
 // processes by uid) and below the 300M.. of cmd/svc's tests. Pass it to a
-// program a test starts that makes sandboxes of its own.
+// program a test starts that makes sandboxes of its own. svc.New refuses
+// a range another instance on the host holds (svc.ErrHostIDsInUse); New
+// and NewServer, when they pick the range, then try the next ones.
 func UIDBase() int {
 	region := os.Getpid() % 4096
 	n := uidBlocks.Add(1) % 64
