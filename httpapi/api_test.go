@@ -155,7 +155,7 @@ func must[T any](v T, err error) T {
 // checkInfo checks /info against API.md and the server's configuration.
 func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage) {
 	t.Helper()
-	want := []string{"arch", "cache", "cgroup_version", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
+	want := []string{"arch", "body_idle_timeout_ms", "cache", "cgroup_version", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
 	if keys := slices.Sorted(maps.Keys(info)); !slices.Equal(keys, want) {
 		t.Errorf("info fields %v, want %v", keys, want)
 	}
@@ -173,9 +173,12 @@ func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage)
 	if q := string(info["queue_timeout_ms"]); q != strconv.FormatInt(s.Sandbox.Config().QueueTimeout.Milliseconds(), 10) {
 		t.Errorf("queue_timeout_ms %s", q)
 	}
+	if b := string(info["body_idle_timeout_ms"]); b != "10000" {
+		t.Errorf("body_idle_timeout_ms %s, want the default 10000", b)
+	}
 	var cache map[string]any
 	json.Unmarshal(info["cache"], &cache)
-	if keys := slices.Sorted(maps.Keys(cache)); !slices.Equal(keys, []string{"backend", "enabled", "namespace", "ttl_secs"}) || cache["enabled"] != false {
+	if keys := slices.Sorted(maps.Keys(cache)); !slices.Equal(keys, []string{"backend", "enabled", "namespace", "timeout_ms", "ttl_secs"}) || cache["enabled"] != false {
 		t.Errorf("cache %v", cache)
 	}
 	var profiles struct {

@@ -22,9 +22,17 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lim := h.sb.Limits()
-	req, err := svc.DecodeRequest(http.MaxBytesReader(w, r.Body, lim.ExecuteBodyLimit))
+	if h.declaredTooLarge(w, r, lim.ExecuteBodyLimit, fmt.Sprintf("body: larger than the limit of %d bytes", lim.ExecuteBodyLimit)) {
+		return
+	}
+	body := h.readBody(w, r)
+	req, err := svc.DecodeRequest(http.MaxBytesReader(w, body, lim.ExecuteBodyLimit))
+	body.finish()
 	if err != nil {
 		// The read error is the decode error's cause: check it first.
+		if h.failBody(w, r, err) {
+			return
+		}
 		if tooLarge(err) {
 			err = &svc.Error{Code: svc.CodePayloadTooLarge,
 				Msg: fmt.Sprintf("body: larger than the limit of %d bytes", lim.ExecuteBodyLimit)}

@@ -31,7 +31,12 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	h.uploads.Add(1)
 	defer h.uploads.Add(-1)
 	limit := h.sb.Limits().UploadFileLimit
-	r.Body = http.MaxBytesReader(w, r.Body, limit+multipartSlack)
+	if h.declaredTooLarge(w, r, limit+multipartSlack, fmt.Sprintf("file: larger than the limit of %d bytes", limit)) {
+		return
+	}
+	body := h.readBody(w, r)
+	defer body.finish()
+	r.Body = http.MaxBytesReader(w, body, limit+multipartSlack)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		h.fail(w, r, &svc.Error{Code: svc.CodeInvalidRequest,
@@ -45,7 +50,9 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, &svc.Error{Code: svc.CodeInvalidRequest, Msg: `body: no part named "file"`})
 			return
 		case err != nil:
-			h.fail(w, r, uploadError(err, limit))
+			if !h.failBody(w, r, err) {
+				h.fail(w, r, uploadError(err, limit))
+			}
 			return
 		case part.FormName() != "file":
 			part.Close()
@@ -55,6 +62,9 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 		content := http.MaxBytesReader(w, part, limit)
 		sf, exists, err := h.files.Put(r.Context(), content, part.FileName(), part.Header.Get("Content-Type"))
 		if err != nil {
+			if h.failBody(w, r, err) {
+				return
+			}
 			if tooLarge(err) {
 				err = uploadError(err, limit)
 			}

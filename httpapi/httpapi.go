@@ -8,7 +8,7 @@
 //	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: h}
 //	go srv.ListenAndServe()
 //	...
-//	h.Shutdown(ctx, srv) // drain, kill the sandboxes, stop serving
+//	h.Shutdown(ctx, srv) // drain, kill the sandboxes, answer, stop serving
 //
 // # Endpoints
 //
@@ -87,6 +87,12 @@ type Config struct {
 	ImageID    string
 	Toolchains []string
 
+	// BodyIdleTimeout is how long a request body (POST /execute, POST
+	// /file) may pause: a client that sends nothing for that long loses
+	// the request, answered 408 cancelled (BODY_IDLE_TIMEOUT_MS). Each
+	// read that receives bytes starts it again. 0 is 10 s.
+	BodyIdleTimeout time.Duration
+
 	// Now is the clock of rate limiting; nil is time.Now.
 	Now func() time.Time
 	// Logger receives one line per request and the causes of server
@@ -113,6 +119,8 @@ type CacheInfo struct {
 	Namespace string `json:"namespace"`
 	TTLSecs   int64  `json:"ttl_secs"`
 	Backend   string `json:"backend"`
+	// TimeoutMs bounds each call to the store (CACHE_TIMEOUT_MS).
+	TimeoutMs int64 `json:"timeout_ms"`
 }
 
 // Handler is the HTTP API. Create it with New; it is safe for concurrent
@@ -129,7 +137,14 @@ type Handler struct {
 	info   []byte // the /info body, fixed at New
 	routes []route
 
+	bodyIdle time.Duration
+
+	// draining is set by Drain (drain.go); bodies are the request
+	// bodies being read, which it cuts; active counts the requests
+	// being served, which Shutdown waits for.
 	draining atomic.Bool
+	bodies   bodySet
+	active   inFlight
 	uploads  atomic.Int64 // uploads in flight
 }
 
@@ -153,6 +168,13 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.BodyIdleTimeout < 0 {
+		return nil, fmt.Errorf("httpapi: BodyIdleTimeout is negative: %v", cfg.BodyIdleTimeout)
+	}
+	h.bodyIdle = cfg.BodyIdleTimeout
+	if h.bodyIdle == 0 {
+		h.bodyIdle = defaultBodyIdleTimeout
 	}
 	var err error
 	if h.auth, err = newAuthenticator(cfg.Keys, cfg.NoAuth); err != nil {
@@ -233,9 +255,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	rt, fileID := h.match(r.URL.Path)
-	h.m.inFlight.Add(1)
+	h.active.enter()
 	defer func() {
-		h.m.inFlight.Add(-1)
+		h.active.leave()
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
 				panic(p)
@@ -289,41 +311,6 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
-}
-
-// refuseWhileDraining answers shutting_down to new work once Drain was
-// called.
-func (h *Handler) refuseWhileDraining(w http.ResponseWriter, r *http.Request) bool {
-	if !h.draining.Load() {
-		return false
-	}
-	h.fail(w, r, &svc.Error{Code: svc.CodeShuttingDown, Msg: "the instance is shutting down"})
-	return true
-}
-
-// Drain makes /health answer 503 and new executions and uploads answer
-// shutting_down. Requests already running go on until the Sandbox is
-// closed.
-func (h *Handler) Drain() { h.draining.Store(true) }
-
-// Shutdown stops the service: it drains h, closes the Sandbox, which kills
-// the running requests (they answer 503 shutting_down), and shuts srv
-// down (srv stops accepting at once and waits for the responses being
-// written). When ctx ends first, srv's connections are closed and
-// Shutdown returns ctx's error. The file store and the cache are the
-// caller's to close afterwards.
-func (h *Handler) Shutdown(ctx context.Context, srv *http.Server) error {
-	h.Drain()
-	closed := make(chan error, 1)
-	go func() { closed <- h.sb.Close(ctx) }()
-	err := srv.Shutdown(ctx)
-	if err != nil {
-		srv.Close()
-	}
-	if cerr := <-closed; cerr != nil && err == nil {
-		err = fmt.Errorf("close sandbox: %w", cerr)
-	}
-	return err
 }
 
 // finish counts and logs a served request.

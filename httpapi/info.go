@@ -20,6 +20,8 @@ type info struct {
 	Limits          svc.Limits   `json:"limits"`
 	// QueueTimeoutMs is QUEUE_TIMEOUT_MS (API.md, "Waiting for a slot").
 	QueueTimeoutMs int64 `json:"queue_timeout_ms"`
+	// BodyIdleTimeoutMs is BODY_IDLE_TIMEOUT_MS (Config.BodyIdleTimeout).
+	BodyIdleTimeoutMs int64 `json:"body_idle_timeout_ms"`
 }
 
 type profilesInfo struct {
@@ -41,6 +43,8 @@ func (h *Handler) infoBody(cfg Config) ([]byte, error) {
 		Cache:           cfg.CacheInfo,
 		Limits:          h.sb.Limits(),
 		QueueTimeoutMs:  sc.QueueTimeout.Milliseconds(),
+
+		BodyIdleTimeoutMs: h.bodyIdle.Milliseconds(),
 	}
 	in.Cache.Enabled = cfg.Cache != nil
 	if in.Version == "" {

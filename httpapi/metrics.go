@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -35,7 +34,6 @@ import (
 // these names, and a test holds them to what /metrics serves.
 type metricSet struct {
 	set          *metrics.Set
-	inFlight     atomic.Int64
 	rateLimited  *metrics.Counter
 	taskDuration *metrics.PrometheusHistogram
 	queueWait    *metrics.PrometheusHistogram
@@ -64,7 +62,7 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_execution_slots", func() float64 { return float64(lim.MaxConcurrency) })
 	s.NewGauge("svc_execution_slots_in_use", func() float64 { return float64(h.sb.SlotsInUse()) })
 	s.NewGauge("svc_execution_queue_length", func() float64 { return float64(h.sb.QueueLength()) })
-	s.NewGauge("svc_http_requests_in_flight", func() float64 { return float64(m.inFlight.Load()) })
+	s.NewGauge("svc_http_requests_in_flight", func() float64 { return float64(h.active.count()) })
 	cache := func(f func(svc.CacheStats) uint64) func() float64 {
 		return func() float64 {
 			if h.cache == nil {

@@ -29,8 +29,9 @@ import (
 const serveUsage = `usage: svc serve [flags]
 
 Serves the HTTP API of API.md until SIGTERM or SIGINT, then drains: /health
-answers 503, running requests are killed and answer shutting_down, and the
-process exits within SHUTDOWN_TIMEOUT_MS. Logs are JSON lines on standard
+answers 503 until the process exits, running requests are killed and
+request bodies still arriving are cut, all answering shutting_down, and the
+process exits 0 within SHUTDOWN_TIMEOUT_MS whatever its clients do. Logs are JSON lines on standard
 error. With no API key configured, one is generated and logged once.
 
 Every flag is also the environment variable in parentheses; a flag wins
@@ -88,6 +89,12 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	if err != nil {
 		return fmt.Errorf("setting STATE_DIR: %w", err)
 	}
+	// The file store, under the state dir by default, is opened before
+	// the Sandbox takes the state dir's lock: a second instance on the
+	// same state dir hears of the state dir, not of the file store.
+	if err := stateDirFree(stateDir); err != nil {
+		return err
+	}
 	keys := append(append([]string(nil), o.apiKeys...), o.apiKeysFile...)
 	switch {
 	case o.noAuth:
@@ -130,7 +137,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	if o.cacheEnabled {
 		redis.SetLogger(redisLogger{log})
 		cache, err := svc.OpenCache(svc.CacheConfig{
-			URL: cacheURL.String(), Namespace: o.cacheNamespace, TTL: o.cacheTTL,
+			URL: cacheURL.String(), Namespace: o.cacheNamespace, TTL: o.cacheTTL, Timeout: o.cacheTimeout,
 			ImageID: imageID, Toolchains: toolchains, Logger: log,
 		})
 		if err != nil {
@@ -205,6 +212,24 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	return nil
 }
 
+// stateDirFree reports an error when another instance holds the lock of
+// the state dir (STATE_DIR/.lock, which svc.New takes for the life of the
+// Sandbox); a state dir that does not exist yet is free.
+func stateDirFree(dir string) error {
+	f, err := os.Open(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return nil // none yet, or unreadable: svc.New says what is wrong
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("setting STATE_DIR: %s is in use by another svc instance; give each instance a state dir of its own", dir)
+		}
+		return nil
+	}
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
+
 // redisLogger sends go-redis's own messages (dial failures) to the log.
 type redisLogger struct{ log *slog.Logger }
 
@@ -264,11 +289,13 @@ func apiConfig(o *options, sb *svc.Sandbox, cacheURL *url.URL, imageID string, t
 			Namespace: o.cacheNamespace,
 			TTLSecs:   int64(o.cacheTTL / time.Second),
 			Backend:   cacheURL.Scheme,
+			TimeoutMs: o.cacheTimeout.Milliseconds(),
 		},
-		Version:    version(),
-		ImageID:    imageID,
-		Toolchains: toolchains,
-		Logger:     o.Logger,
+		BodyIdleTimeout: o.bodyIdleTimeout,
+		Version:         version(),
+		ImageID:         imageID,
+		Toolchains:      toolchains,
+		Logger:          o.Logger,
 	}, nil
 }
 

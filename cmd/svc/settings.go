@@ -48,6 +48,8 @@ type options struct {
 	cacheURL        *url.URL // nil: dir://<state dir>/cache
 	cacheTTL        time.Duration
 	cacheNamespace  string
+	cacheTimeout    time.Duration
+	bodyIdleTimeout time.Duration
 	shutdownTimeout time.Duration
 	goBuildCache    string   // "": <state dir>/gocache; "off": none
 	imageID         string   // "": detected
@@ -254,6 +256,7 @@ var serverSettings = []setting{
 	sizeSetting("FILESTORE_MAX_BYTES", "4GiB", "total size of stored files", 1, func(o *options) *int64 { return &o.fileStoreMax }),
 	durationSetting("FILE_TTL_SECS", "86400", "seconds a stored file is kept", time.Second, func(o *options) *time.Duration { return &o.fileTTL }),
 	intSetting("MAX_CONCURRENT_UPLOADS", "8", "uploads served at once", func(o *options) *int { return &o.maxUploads }),
+	durationSetting("BODY_IDLE_TIMEOUT_MS", "10000", "how long a request body (POST /execute, POST /file) may pause: a client that sends nothing for this many milliseconds is answered 408 cancelled and loses its upload slot; a slow but steady client is not cut off", time.Millisecond, func(o *options) *time.Duration { return &o.bodyIdleTimeout }),
 	boolSetting("CACHE_ENABLED", "true", "step cache on or off", func(o *options) *bool { return &o.cacheEnabled }),
 	{"CACHE_URL", "", "step cache store: dir:///path, or redis://host:port/db shared by instances; default dir://<STATE_DIR>/cache", func(o *options, v string) error {
 		u, err := parseCacheURL(v)
@@ -261,6 +264,7 @@ var serverSettings = []setting{
 		return err
 	}},
 	durationSetting("CACHE_TTL_SECS", "86400", "seconds a cached layer is kept", time.Second, func(o *options) *time.Duration { return &o.cacheTTL }),
+	durationSetting("CACHE_TIMEOUT_MS", "1000", "how long each call to the step cache's store (a lookup, a store) may take, milliseconds; a request waits for its lookups at most this long each, before it takes its task slots, and a store that fails or overruns it is left alone (misses, no calls) for 1 s doubling to 30 s; raise it when the largest layers take longer to fetch", time.Millisecond, func(o *options) *time.Duration { return &o.cacheTimeout }),
 	{"CACHE_NAMESPACE", "default", "cache namespace; instances share layers within one", func(o *options, v string) error {
 		if !cacheNamespaceRE.MatchString(v) {
 			return fmt.Errorf("want 1 to 64 of A-Z a-z 0-9 . _ -, got %q", v)
