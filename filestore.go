@@ -446,6 +446,7 @@ type upload struct {
 	tmp      *os.File // nil once full, or once renamed into place
 	tmpName  string
 	full     bool  // the store had no room: the content is hashed, not kept
+	diskFull error // why, when it was its disk (ENOSPC, EDQUOT), not its quota
 	reserved int64 // bytes of s.reserved held by this upload
 	size     int64
 	id       string
@@ -538,6 +539,7 @@ func (u *upload) write(p []byte) error {
 	if _, err := u.tmp.Write(p); err != nil {
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			u.s.log.Warn("file store: the disk is full", "err", err)
+			u.diskFull = err
 			u.drop()
 			return nil
 		}
@@ -616,9 +618,14 @@ func (s *FileStore) commit(ctx context.Context, u *upload, name, contentType str
 			}
 		}
 		if u.full {
+			used := s.used
 			s.mu.Unlock()
+			if u.diskFull != nil {
+				return StoredFile{}, false, &Error{Code: CodeCapacityExhausted, Err: u.diskFull,
+					Msg: fmt.Sprintf("upload: the disk of the file store is full (the store holds %d of its %d bytes, FILESTORE_MAX_BYTES)", used, s.maxSize)}
+			}
 			return StoredFile{}, false, &Error{Code: CodeCapacityExhausted,
-				Msg: fmt.Sprintf("upload: the file store is full (%d bytes)", s.maxSize)}
+				Msg: fmt.Sprintf("upload: the file store is full (it holds %d of its %d bytes, FILESTORE_MAX_BYTES)", used, s.maxSize)}
 		}
 		done := make(chan struct{})
 		s.pending[u.id] = done
