@@ -89,8 +89,19 @@ var _ platform = (*host)(nil)
 
 // openHost sets up the host for a Sandbox with cfg, its defaults filled:
 // the state dir and its lock, the cgroups, the root the sandboxes see and
-// the seccomp programs, after removing what a crashed instance left.
+// the seccomp programs, after removing what a crashed instance left. Its
+// error says what a container lacks, where the cause is one that
+// runtimes' defaults have (withHint).
 func openHost(cfg *Config) (platform, error) {
+	h, err := setUpHost(cfg)
+	if err != nil {
+		return nil, withHint(err)
+	}
+	return h, nil
+}
+
+// setUpHost is openHost but for the hint of its error.
+func setUpHost(cfg *Config) (*host, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("svc needs root to create namespaces, cgroups and mounts")
 	}

@@ -28,6 +28,9 @@ type platform interface {
 	// slot slot: a nil result is one another instance built.
 	goCache() *goCache
 	buildGoCache(ctx context.Context, id string, slot int, dir string) (*Result, error)
+	// startCheck runs a task that does nothing, as New's last check that
+	// the host gives a task its isolation, on identity slot 0.
+	startCheck() error
 	// cgroupVersion is the version of the cgroup hierarchy, 1 or 2; 0
 	// where there are no cgroups.
 	cgroupVersion() int

@@ -28,6 +28,7 @@ func (unsupported) expectFirst(Profile) {}
 func (unsupported) background(f func()) { f() }
 func (unsupported) goCache() *goCache   { return nil }
 func (unsupported) cgroupVersion() int  { return 0 }
+func (unsupported) startCheck() error   { return errUnsupported }
 func (unsupported) drain() error        { return nil }
 func (unsupported) close() error        { return nil }
 func (unsupported) buildGoCache(context.Context, string, int, string) (*Result, error) {

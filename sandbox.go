@@ -107,6 +107,12 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed", Err: err}
 	}
+	// Refuse to start rather than fail every request: a host or container
+	// that cannot give a task its isolation says so now.
+	if err := h.startCheck(); err != nil {
+		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: setup failed",
+			Err: errors.Join(err, h.close(), s.hostIDs.release())}
+	}
 	s.startPreparing()
 	return s, nil
 }

@@ -2,6 +2,8 @@
 //
 //	svc serve [flags]              serve the HTTP API (API.md)
 //	svc run [flags] request.json   run one request locally, print the response
+//	svc prepare [flags]            prepare the Go build cache ahead, then exit
+//	svc health [flags]             exit 0 when a server's /health answers 200
 //	svc bench [flags]              measure what a request costs (as root)
 //
 // Every setting is an environment variable and the same as a flag in kebab
@@ -40,6 +42,10 @@ func main() {
 		err = serveCmd(os.Args[2:], os.Stderr)
 	case "run":
 		err = runCmd(os.Args[2:], os.Stdout)
+	case "prepare":
+		err = prepareCmd(os.Args[2:], os.Stderr)
+	case "health":
+		err = healthCmd(os.Args[2:], os.Stdout)
 	case "bench":
 		err = benchCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case benchClientCmd: // svc bench's load client, not for users
@@ -66,6 +72,8 @@ func usage() {
   svc serve [flags]              serve the HTTP API ("svc serve --help" lists the settings)
   svc run [flags] request.json   run one request locally and print the response JSON
                                  ("-" reads the request from standard input)
+  svc prepare [flags]            prepare the Go build cache ahead (an image build runs it)
+  svc health [flags]             exit 0 when the server's /health answers 200 (HEALTHCHECK)
   svc bench [flags]              measure what a request costs next to a bare fork+exec
                                  ("svc bench --help" lists the figures and flags)
 `)
