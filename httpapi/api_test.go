@@ -629,6 +629,7 @@ func TestMetrics(t *testing.T) {
 		`svc_http_request_duration_seconds_count{path="other"} 1`,
 		`svc_tasks_total{outcome="exited"} 2`, "svc_task_duration_seconds_count 2",
 		"svc_cache_hits_total 0", "svc_cache_misses_total 0", "svc_cache_stores_total 0", "svc_cache_errors_total 0",
+		"svc_cache_store_down 0",
 		"svc_filestore_files 1", "svc_filestore_bytes 7", "svc_uploads_in_flight 0", "svc_rate_limited_total 0",
 		"svc_http_requests_in_flight 1",
 		// Error codes and outcomes are there from the start, at 0.

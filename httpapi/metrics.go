@@ -22,6 +22,7 @@ import (
 //	svc_tasks_total{outcome}                 task results, replayed ones included
 //	svc_task_duration_seconds                wall time of tasks that ran here
 //	svc_cache_{hits,misses,stores,errors}_total  the step cache's counters
+//	svc_cache_store_down                     1 while the cache's store is left alone after a failure
 //	svc_filestore_files, svc_filestore_bytes what the file store holds
 //	svc_uploads_in_flight                    POST /file being served
 //	svc_rate_limited_total                   requests answered rate_limited
@@ -75,6 +76,12 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_cache_misses_total", cache(func(c svc.CacheStats) uint64 { return c.Misses }))
 	s.NewGauge("svc_cache_stores_total", cache(func(c svc.CacheStats) uint64 { return c.Stores }))
 	s.NewGauge("svc_cache_errors_total", cache(func(c svc.CacheStats) uint64 { return c.Errors }))
+	s.NewGauge("svc_cache_store_down", cache(func(c svc.CacheStats) uint64 {
+		if c.StoreDown {
+			return 1
+		}
+		return 0
+	}))
 	s.NewGauge("svc_filestore_files", func() float64 { n, _ := h.files.Usage(); return float64(n) })
 	s.NewGauge("svc_filestore_bytes", func() float64 { _, b := h.files.Usage(); return float64(b) })
 	s.NewGauge("svc_uploads_in_flight", func() float64 { return float64(h.uploads.Load()) })
