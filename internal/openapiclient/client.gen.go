@@ -214,6 +214,21 @@ func (e Profile) Valid() bool {
 	}
 }
 
+// Defines values for BodyIdleCode.
+const (
+	BodyIdleCodeCancelled BodyIdleCode = "cancelled"
+)
+
+// Valid indicates whether the value is a known member of the BodyIdleCode enum.
+func (e BodyIdleCode) Valid() bool {
+	switch e {
+	case BodyIdleCodeCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CacheDisabledCode.
 const (
 	CacheDisabledCodeCacheDisabled CacheDisabledCode = "cache_disabled"
@@ -562,6 +577,21 @@ func (e ExecuteSteps404JSONResponseBodyCode) Valid() bool {
 	}
 }
 
+// Defines values for ExecuteSteps408JSONResponseBodyCode.
+const (
+	ExecuteSteps408JSONResponseBodyCodeCancelled ExecuteSteps408JSONResponseBodyCode = "cancelled"
+)
+
+// Valid indicates whether the value is a known member of the ExecuteSteps408JSONResponseBodyCode enum.
+func (e ExecuteSteps408JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case ExecuteSteps408JSONResponseBodyCodeCancelled:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExecuteSteps413JSONResponseBodyCode.
 const (
 	ExecuteSteps413JSONResponseBodyCodePayloadTooLarge ExecuteSteps413JSONResponseBodyCode = "payload_too_large"
@@ -763,6 +793,21 @@ const (
 func (e UploadFile401JSONResponseBodyCode) Valid() bool {
 	switch e {
 	case UploadFile401JSONResponseBodyCodeUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UploadFile408JSONResponseBodyCode.
+const (
+	UploadFile408JSONResponseBodyCodeCancelled UploadFile408JSONResponseBodyCode = "cancelled"
+)
+
+// Valid indicates whether the value is a known member of the UploadFile408JSONResponseBodyCode enum.
+func (e UploadFile408JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case UploadFile408JSONResponseBodyCodeCancelled:
 		return true
 	default:
 		return false
@@ -1283,12 +1328,18 @@ type HealthStatus string
 // Info defines model for Info.
 type Info struct {
 	// Arch The Go name of the machine's architecture (`amd64`, `arm64`).
-	Arch  string `json:"arch"`
-	Cache struct {
+	Arch string `json:"arch"`
+
+	// BodyIdleTimeoutMs How long a request body (`/execute`, `/file`) may pause before the request is answered 408 `cancelled` (`BODY_IDLE_TIMEOUT_MS`).
+	BodyIdleTimeoutMs *int64 `json:"body_idle_timeout_ms,omitempty"`
+	Cache             struct {
 		// Backend The scheme of `CACHE_URL` (`dir`, `redis`).
 		Backend   string `json:"backend"`
 		Enabled   bool   `json:"enabled"`
 		Namespace string `json:"namespace"`
+
+		// TimeoutMs How long each call to the cache's store may take (`CACHE_TIMEOUT_MS`); a request waits for a lookup at most that long, before it takes its slots.
+		TimeoutMs *int64 `json:"timeout_ms,omitempty"`
 		TtlSecs   int64  `json:"ttl_secs"`
 	} `json:"cache"`
 	CgroupVersion InfoCgroupVersion `json:"cgroup_version"`
@@ -1542,6 +1593,17 @@ type WorkspacePath = string
 // RequestID defines model for RequestID.
 type RequestID = string
 
+// BodyIdle defines model for BodyIdle.
+type BodyIdle struct {
+	Code BodyIdleCode `json:"code"`
+
+	// Error A message for people; it may change.
+	Error string `json:"error"`
+}
+
+// BodyIdleCode defines model for BodyIdle.Code.
+type BodyIdleCode string
+
 // CacheDisabled defines model for CacheDisabled.
 type CacheDisabled struct {
 	Code CacheDisabledCode `json:"code"`
@@ -1744,6 +1806,9 @@ type ExecuteSteps401JSONResponseBodyCode string
 // ExecuteSteps404JSONResponseBodyCode defines parameters for ExecuteSteps.
 type ExecuteSteps404JSONResponseBodyCode string
 
+// ExecuteSteps408JSONResponseBodyCode defines parameters for ExecuteSteps.
+type ExecuteSteps408JSONResponseBodyCode string
+
 // ExecuteSteps413JSONResponseBodyCode defines parameters for ExecuteSteps.
 type ExecuteSteps413JSONResponseBodyCode string
 
@@ -1804,6 +1869,9 @@ type UploadFile400JSONResponseBodyCode string
 
 // UploadFile401JSONResponseBodyCode defines parameters for UploadFile.
 type UploadFile401JSONResponseBodyCode string
+
+// UploadFile408JSONResponseBodyCode defines parameters for UploadFile.
+type UploadFile408JSONResponseBodyCode string
 
 // UploadFile413JSONResponseBodyCode defines parameters for UploadFile.
 type UploadFile413JSONResponseBodyCode string
@@ -3588,6 +3656,11 @@ type ExecuteStepsResponse404Headers struct {
 	XRequestId string
 }
 
+// ExecuteStepsResponse408Headers the declared response headers of an HTTP 408 response for ExecuteSteps
+type ExecuteStepsResponse408Headers struct {
+	XRequestId string
+}
+
 // ExecuteStepsResponse413Headers the declared response headers of an HTTP 413 response for ExecuteSteps
 type ExecuteStepsResponse413Headers struct {
 	XRequestId string
@@ -3631,6 +3704,8 @@ type ExecuteStepsResponse struct {
 	JSON401 *Unauthorized
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *FileNotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *BodyIdle
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
@@ -3651,6 +3726,8 @@ type ExecuteStepsResponse struct {
 	Headers401 *ExecuteStepsResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ExecuteStepsResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ExecuteStepsResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ExecuteStepsResponse413Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
@@ -3683,6 +3760,11 @@ func (r ExecuteStepsResponse) GetJSON401() *Unauthorized {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ExecuteStepsResponse) GetJSON404() *FileNotFound {
 	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ExecuteStepsResponse) GetJSON408() *BodyIdle {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -3857,6 +3939,11 @@ type UploadFileResponse401Headers struct {
 	XRequestId      string
 }
 
+// UploadFileResponse408Headers the declared response headers of an HTTP 408 response for UploadFile
+type UploadFileResponse408Headers struct {
+	XRequestId string
+}
+
 // UploadFileResponse413Headers the declared response headers of an HTTP 413 response for UploadFile
 type UploadFileResponse413Headers struct {
 	XRequestId string
@@ -3902,6 +3989,8 @@ type UploadFileResponse struct {
 	JSON400 *InvalidRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *BodyIdle
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -3918,6 +4007,8 @@ type UploadFileResponse struct {
 	Headers400 *UploadFileResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *UploadFileResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *UploadFileResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UploadFileResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -3958,6 +4049,11 @@ func (r UploadFileResponse) GetJSON400() *InvalidRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r UploadFileResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r UploadFileResponse) GetJSON408() *BodyIdle {
+	return r.JSON408
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -4991,6 +5087,13 @@ func ParseExecuteStepsResponse(rsp *http.Response) (*ExecuteStepsResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest BodyIdle
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5083,6 +5186,16 @@ func ParseExecuteStepsResponse(rsp *http.Response) (*ExecuteStepsResponse, error
 			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers ExecuteStepsResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers ExecuteStepsResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -5320,6 +5433,13 @@ func ParseUploadFileResponse(rsp *http.Response) (*UploadFileResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest BodyIdle
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5398,6 +5518,16 @@ func ParseUploadFileResponse(rsp *http.Response) (*UploadFileResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers UploadFileResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers UploadFileResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
