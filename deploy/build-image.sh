@@ -128,7 +128,8 @@ modcache=$(cd "$repo" && "$goroot/bin/go" env GOMODCACHE)
 (cd "$repo" && "$goroot/bin/go" mod download) || die "go mod download failed"
 
 start=$(date +%s)
-"${podman[@]}" build --network host "${ulimits[@]}" \
+# The docker format: OCI image configs have no HEALTHCHECK.
+"${podman[@]}" build --format docker --network host "${ulimits[@]}" \
 	--volume "$modcache/cache/download:/goproxy:ro" \
 	--build-arg GOPROXY=file:///goproxy --build-arg GOSUMDB=off \
 	--build-arg BASE="$base" --build-arg GO_IMAGE="$goimage" \
@@ -145,7 +146,7 @@ if [ "$variant" = full ]; then
 		"${podman[@]}" rm -f "$name" >/dev/null 2>&1
 		die "svc prepare failed"
 	}
-	"${podman[@]}" commit --quiet \
+	"${podman[@]}" commit --quiet --format docker \
 		--change 'ENTRYPOINT ["/usr/local/bin/svc", "serve"]' --change 'CMD []' \
 		"$name" "$tag" >/dev/null
 	"${podman[@]}" rm -f "$name" >/dev/null

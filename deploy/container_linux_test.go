@@ -453,6 +453,8 @@ func TestContainer(t *testing.T) {
 			if c == nil {
 				t.Fatalf("svc exited at start:\n%s", log)
 			}
+			// The image's HEALTHCHECK (svc health) passes while it serves.
+			run(t, "healthcheck", "run", c.name)
 			checkServes(t, c)
 			checkStopLeavesNothing(t, c)
 		})
@@ -594,7 +596,8 @@ func TestContainerV2Guest(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	archive := filepath.Join(dir, "image.tar")
-	run(t, "save", "--format", "oci-archive", "-o", archive, img)
+	// docker-archive: an OCI archive drops the HEALTHCHECK.
+	run(t, "save", "--format", "docker-archive", "-o", archive, img)
 	bin := filepath.Join(dir, "deploy.test")
 	if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build the test binary: %v\n%s", err, out)
@@ -619,4 +622,185 @@ func TestContainerV2Guest(t *testing.T) {
 	if !strings.Contains(string(out), "--- PASS: TestContainer ") {
 		t.Fatal("TestContainer did not pass in the v2 guest")
 	}
+}
+
+// TestKubernetesManifest plays the svc Deployment of
+// deploy/kubernetes.yaml with podman kube play, as a cluster would run
+// its pod: the image, the environment, the privileged securityContext,
+// the state emptyDir, the API keys mounted read-only from a volume, the
+// liveness probe. A real redis-server on loopback is its CACHE_URL.
+// What podman cannot express is changed, each change checked to apply,
+// and said in the manifest's comments: no Service (host network instead
+// of ports), the Secret volume as a hostPath (podman 4.3 crashes on
+// secret volumes), one replica.
+func TestKubernetesManifest(t *testing.T) {
+	requirePodman(t)
+	if _, err := exec.LookPath("catatonit"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs catatonit, which podman kube play's pause container runs: %v", err)
+		}
+		t.Skipf("podman kube play needs catatonit (apt-get install catatonit): %v", err)
+	}
+	img := image(t)
+	redisAddr := startRedis(t)
+	b, err := os.ReadFile("kubernetes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec string
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Deployment\n") && strings.Contains(doc, "\n  name: svc\n") {
+			spec = doc
+		}
+	}
+	if spec == "" {
+		t.Fatal("no Deployment svc in kubernetes.yaml")
+	}
+	port := freePort(t)
+	uidBase := nextUIDBase()
+	keys := t.TempDir()
+	key := "kube-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(filepath.Join(keys, "api-keys"), []byte(key+"\n"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ old, new string }{
+		{"replicas: 3", "replicas: 1"},
+		{"image: registry.example.com/svc:1", "image: " + img},
+		{`value: "0.0.0.0:8080"`, fmt.Sprintf(`value: "127.0.0.1:%d"`, port)},
+		{"redis://redis.svc.svc.cluster.local:6379/0", "redis://" + redisAddr + "/0"},
+		{"          ports:\n            - name: http\n              containerPort: 8080\n", ""},
+		{"port: http", fmt.Sprintf("port: %d", port)},
+		{`value: "1000000"`, fmt.Sprintf(`value: "%d"`, uidBase)},
+		{"          secret:\n            secretName: svc-api-keys\n            defaultMode: 0400",
+			"          hostPath:\n            path: " + keys + "\n            type: Directory"},
+	} {
+		if !strings.Contains(spec, r.old) {
+			t.Fatalf("kubernetes.yaml's svc Deployment no longer has %q: update this test", r.old)
+		}
+		spec = strings.ReplaceAll(spec, r.old, r.new)
+	}
+	dir := t.TempDir()
+	yaml := filepath.Join(dir, "svc.yaml")
+	if err := os.WriteFile(yaml, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// kube play has no --ulimit: podman's defaults exceed this machine
+	// kind's hard limits.
+	conf := filepath.Join(dir, "containers.conf")
+	if err := os.WriteFile(conf, []byte("[containers]\ndefault_ulimits = [\"nofile=20000:20000\", \"nproc=32768:32768\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kube := func(args ...string) (string, error) {
+		cmd := podman(append([]string{"kube"}, args...)...)
+		cmd.Dir = dir // kube play builds images from directories named as them
+		cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+conf)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	t.Cleanup(func() {
+		kube("down", yaml)
+		podman("pod", "rm", "-f", "svc-pod-0").Run()
+		podman("volume", "rm", "-f", "state").Run()
+	})
+	if out, err := kube("play", "--build=false", "--network", "host", yaml); err != nil {
+		t.Fatalf("podman kube play: %v\n%s", err, out)
+	}
+	const ctr = "svc-pod-0-svc"
+	var c *container
+	deadline := time.Now().Add(3 * time.Minute)
+	for c == nil {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/health", port))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				c = &container{name: ctr}
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pod does not serve after 3 minutes:\n%s", logs(t, ctr))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if c.c, err = client.New(client.Config{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	// The pod spec as podman ran it.
+	for format, want := range map[string]string{
+		"{{.HostConfig.Privileged}}": "true",
+		`{{range .Mounts}}{{if eq .Destination "/var/lib/svc"}}{{.Type}}{{end}}{{end}}`:    "volume",
+		`{{range .Mounts}}{{if eq .Destination "/run/svc-keys"}}{{.RW}}{{end}}{{end}}`:     "false",
+		`{{range .Mounts}}{{if eq .Destination "/run/svc/uids"}}{{.Source}}{{end}}{{end}}`: "/run/svc/uids",
+		`{{index .Config.Healthcheck.Test 0}} {{.Config.Healthcheck.Interval}}`:            "CMD-SHELL 10s",
+		`{{range .Config.Env}}{{if eq . "MAX_CONCURRENCY=8"}}{{.}}{{end}}{{end}}`:          "MAX_CONCURRENCY=8",
+		`{{range .Config.Env}}{{if eq . "SHUTDOWN_TIMEOUT_MS=10000"}}{{.}}{{end}}{{end}}`:  "SHUTDOWN_TIMEOUT_MS=10000",
+	} {
+		if got := run(t, "inspect", "-f", format, ctr); got != want {
+			t.Errorf("inspect %s: %q, want %q", format, got, want)
+		}
+	}
+	// The pod holds its range in the node's lock directory.
+	if m, _ := filepath.Glob(fmt.Sprintf("/run/svc/uids/%d-*", uidBase)); len(m) != 1 {
+		t.Errorf("no lock of host ids from %d in the host's /run/svc/uids", uidBase)
+	}
+	// A cacheable compile, twice: the second replays from the Redis of
+	// CACHE_URL.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	req := &svc.Request{Cache: true, Steps: []svc.Step{
+		svc.Single(svc.Task{Cmd: "gcc", Args: []string{"-o", "hello", "hello.c"},
+			Files: map[string]svc.File{"hello.c": {Content: helloC}}, SandboxProfile: svc.ProfileCompileV2}),
+		svc.Single(svc.Task{Cmd: "./hello", SandboxProfile: svc.ProfileNativeV2}),
+	}}
+	for i, replayed := range []int{0, 2} {
+		resp, err := c.c.Execute(ctx, req)
+		if err != nil {
+			t.Fatalf("execute %d: %v", i, err)
+		}
+		if got := resp.Results[1].Results[0].Stdout; got != "hello from the container\n" {
+			t.Errorf("execute %d: stdout %q", i, got)
+		}
+		if resp.Cache.ReplayedSteps != replayed {
+			t.Errorf("execute %d: %d steps replayed, want %d (CACHE_URL redis://%s)", i, resp.Cache.ReplayedSteps, replayed, redisAddr)
+		}
+	}
+	// Stopped as a node stops a pod: SIGTERM, then svc drains and exits
+	// 0 within SHUTDOWN_TIMEOUT_MS, well inside the grace period.
+	run(t, "pod", "stop", "-t", "30", "svc-pod-0")
+	if log := logs(t, ctr); !strings.Contains(log, `"msg":"shutting down"`) {
+		t.Errorf("svc's log has no shutting down line:\n%s", log)
+	}
+	if code := run(t, "inspect", "-f", "{{.State.ExitCode}}", ctr); code != "0" {
+		t.Errorf("svc exited %s, want 0:\n%s", code, logs(t, ctr))
+	}
+}
+
+// startRedis starts a redis-server on a loopback port for the test and
+// returns its address.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs redis-server: %v", err)
+		}
+		t.Skipf("no redis-server: %v", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	waitFor(t, "redis-server listening on "+addr, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return addr
 }
