@@ -77,7 +77,7 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 // serveMetrics serves GET /metrics in the Prometheus text format.
 func (h *Handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	h.m.set.WritePrometheus(w)
+	h.m.write(w)
 }
 
 // dropCache serves DELETE /cache: 200 {"dropped_layers": N}, or 409

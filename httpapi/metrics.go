@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -33,6 +37,11 @@ import (
 // quantiles (histogram_quantile). docs/configuration.md lists the buckets;
 // deploy/grafana-dashboard.json and deploy/prometheus-alerts.yaml read
 // these names, and a test holds them to what /metrics serves.
+//
+// Each svc_ family carries a HELP and a TYPE line, from metricHelp;
+// after them come the Go runtime's go_* and the process's process_*
+// metrics (CPU, memory, open and maximum fds, start time), as the
+// library writes them.
 type metricSet struct {
 	set          *metrics.Set
 	rateLimited  *metrics.Counter
@@ -57,6 +66,9 @@ var (
 )
 
 func newMetrics(h *Handler) *metricSet {
+	// HELP and TYPE lines: the library's switch is process-wide, and
+	// off by default; write replaces its empty HELP texts with ours.
+	metrics.ExposeMetadata(true)
 	s := metrics.NewSet()
 	m := &metricSet{set: s}
 	lim := h.sb.Limits()
@@ -99,6 +111,59 @@ func newMetrics(h *Handler) *metricSet {
 	m.taskDuration = s.NewPrometheusHistogramExt("svc_task_duration_seconds", taskBuckets)
 	m.queueWait = s.NewPrometheusHistogramExt("svc_execution_queue_wait_seconds", queueBuckets)
 	return m
+}
+
+// metricHelp is the TYPE and HELP of each svc_ metric family, as
+// docs/configuration.md lists them. A family missing here is served with
+// the library's type and an empty HELP, which a test refuses.
+var metricHelp = map[string]struct{ typ, help string }{
+	"svc_execution_slots":               {"gauge", "Task slots of the instance (MAX_CONCURRENCY)."},
+	"svc_execution_slots_in_use":        {"gauge", "Task slots held by running requests."},
+	"svc_execution_queue_length":        {"gauge", "Requests waiting for task slots (QUEUE_TIMEOUT_MS)."},
+	"svc_execution_queue_wait_seconds":  {"histogram", "How long each answered POST /execute waited for its task slots."},
+	"svc_http_requests_in_flight":       {"gauge", "HTTP requests being served."},
+	"svc_http_responses_total":          {"counter", "HTTP responses by status and error code (code empty for success)."},
+	"svc_http_request_duration_seconds": {"histogram", "Time to answer, by canonical path (other: unknown paths)."},
+	"svc_tasks_total":                   {"counter", "Task results by outcome, replayed ones included."},
+	"svc_task_duration_seconds":         {"histogram", "Wall time of the tasks that ran here (not replayed, not not-run)."},
+	"svc_cache_hits_total":              {"counter", "Steps replayed from the step cache."},
+	"svc_cache_misses_total":            {"counter", "Cacheable steps executed because no usable layer was found."},
+	"svc_cache_stores_total":            {"counter", "Step cache layers written."},
+	"svc_cache_errors_total":            {"counter", "Failures of the step cache's store or of its layers; requests go on."},
+	"svc_cache_store_down":              {"gauge", "1 while the step cache's store is left alone after a failure, else 0."},
+	"svc_filestore_files":               {"gauge", "Files the file store holds."},
+	"svc_filestore_bytes":               {"gauge", "Bytes the file store holds."},
+	"svc_uploads_in_flight":             {"gauge", "POST /file being served."},
+	"svc_rate_limited_total":            {"counter", "Requests answered rate_limited."},
+}
+
+// write writes the metrics in the Prometheus text format: the set's, with
+// the HELP and TYPE of metricHelp, then the Go runtime's and the
+// process's.
+func (m *metricSet) write(w io.Writer) {
+	var b bytes.Buffer
+	m.set.WritePrometheus(&b)
+	bw := bufio.NewWriter(w)
+	for line := range strings.Lines(b.String()) {
+		for _, kind := range []string{"# HELP ", "# TYPE "} {
+			rest, ok := strings.CutPrefix(line, kind)
+			if !ok {
+				continue
+			}
+			name, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+			if d, ok := metricHelp[name]; ok {
+				text := d.help
+				if kind == "# TYPE " {
+					text = d.typ
+				}
+				line = kind + name + " " + text + "\n"
+			}
+		}
+		bw.WriteString(line)
+	}
+	metrics.WriteProcessMetrics(bw)
+	metrics.WriteFDMetrics(bw)
+	bw.Flush()
 }
 
 // response counts a response and its duration.

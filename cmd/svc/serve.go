@@ -170,8 +170,13 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	if err != nil {
 		return err
 	}
+	ml, err := listenMetrics(o.metricsAddr, log)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
+		ml.close()
 		return fmt.Errorf("setting LISTEN_ADDR: %w", err)
 	}
 	srv := &http.Server{
@@ -183,7 +188,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "version", api.Version, "image_id", api.ImageID,
+	ml.serve(h)
+	defer ml.close()
+	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", ml.addr(), "version", api.Version, "image_id", api.ImageID,
 		"toolchains", api.Toolchains, "cgroup_version", sb.CgroupVersion(), "state_dir", stateDir,
 		"file_store", storeDir, "max_concurrency", sb.Limits().MaxConcurrency,
 		"queue_timeout_ms", sb.Config().QueueTimeout.Milliseconds(), "auth", !o.noAuth,
@@ -195,6 +202,9 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	select {
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
+	case <-ml.failed():
+		srv.Close()
+		return fmt.Errorf("serve metrics (METRICS_ADDR): %w", ml.err())
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout_ms", o.shutdownTimeout.Milliseconds())
@@ -204,6 +214,10 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	err = h.Shutdown(sctx, srv)
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
+	}
+	// /metrics answered throughout the drain, as on LISTEN_ADDR.
+	if merr := ml.close(); merr != nil && err == nil {
+		err = merr
 	}
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)

@@ -36,6 +36,7 @@ type options struct {
 	svc.Config
 
 	listen          string
+	metricsAddr     string   // METRICS_ADDR; "": none
 	apiKeys         []string // API_KEYS
 	apiKeysFile     []string // the keys of API_KEYS_FILE
 	noAuth          bool
@@ -219,6 +220,17 @@ var serverSettings = []setting{
 			return fmt.Errorf("want host:port, got %q", v)
 		}
 		o.listen = v
+		return nil
+	}},
+	{"METRICS_ADDR", "", "address, host:port, of a second listener that serves GET /metrics alone and without an API key, for Prometheus; bind it where only Prometheus reaches; empty serves none (GET /metrics is then on LISTEN_ADDR only, with a key)", func(o *options, v string) error {
+		if v == "" {
+			o.metricsAddr = ""
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return fmt.Errorf("want host:port, got %q", v)
+		}
+		o.metricsAddr = v
 		return nil
 	}},
 	{"API_KEYS", "", "API keys, comma-separated; several allow rotation; with no key at all, one is generated and logged", func(o *options, v string) error {
