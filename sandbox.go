@@ -38,6 +38,9 @@ type Sandbox struct {
 	pool          chan workspace
 	stopPreparing context.CancelFunc
 	preparing     sync.WaitGroup
+	// fromPool and built count the workspaces requests took: prepared
+	// ahead, or built on their critical path (WorkspaceStats).
+	fromPool, built atomic.Uint64
 
 	// closing is cancelled by Close; requests run under it.
 	closing context.Context
@@ -204,6 +207,7 @@ func (s *Sandbox) request() (workspace, error) {
 		select {
 		case ws := <-s.pool:
 			if !ws.lacksGoCache() {
+				s.fromPool.Add(1)
 				return ws, nil
 			}
 			s.finish(ws)
@@ -217,7 +221,28 @@ func (s *Sandbox) request() (workspace, error) {
 		s.putID(slot)
 		return nil, err
 	}
+	s.built.Add(1)
 	return ws, nil
+}
+
+// WorkspaceStats counts where the workspaces of requests came from. The
+// zero value is no request yet.
+type WorkspaceStats struct {
+	// Prepared is the number of requests that took a workspace prepared
+	// ahead of them, with the sandbox of their first task built; Built
+	// the number that built their own on their critical path, because
+	// none was waiting (a burst, or preparing failing: the log says
+	// why).
+	Prepared, Built uint64
+	// Ready is the number of prepared workspaces waiting for a request
+	// now.
+	Ready int
+}
+
+// WorkspaceStats returns the counts of workspaces prepared ahead and built
+// on requests' paths since New. It is safe to call concurrently with Run.
+func (s *Sandbox) WorkspaceStats() WorkspaceStats {
+	return WorkspaceStats{Prepared: s.fromPool.Load(), Built: s.built.Load(), Ready: len(s.pool)}
 }
 
 // finish ends a request whose processes are gone: it frees its identity
