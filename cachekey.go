@@ -79,7 +79,8 @@ func (k *keyHash) sum() (s [32]byte) {
 // compiled policy. Of the environment, the task's own env: the fixed one
 // is the same for every task. Of its limits, those that differ from the
 // Sandbox's. The outputs, sorted, come last, and only when the task has
-// some, then stdin_from, only when set. Each field added later follows
+// some, then stdin_from, stdin_path, stdout_path and stderr_path, each
+// only when set. Each field added later follows
 // only when set, behind a tag that starts with a NUL byte, which no cmd
 // holds: a task without it keeps its key.
 func (k *keyHash) task(t *taskPlan) {
@@ -131,6 +132,15 @@ func (k *keyHash) task(t *taskPlan) {
 	if t.StdinFrom != nil {
 		k.str("\x00stdin_from")
 		k.num(int64(*t.StdinFrom))
+	}
+	// The stream paths, each only when set.
+	for _, f := range [...]struct{ tag, v string }{
+		{"\x00stdin_path", t.StdinPath}, {"\x00stdout_path", t.StdoutPath}, {"\x00stderr_path", t.StderrPath},
+	} {
+		if f.v != "" {
+			k.str(f.tag)
+			k.str(f.v)
+		}
 	}
 }
 

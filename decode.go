@@ -315,7 +315,7 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 		}
 		switch k {
 		case "cmd", "args", "env", "stdin", "files", "working_dir", "sandbox_profile", "cache":
-		case "limits", "outputs", "stdin_from":
+		case "limits", "outputs", "stdin_from", "stdin_path", "stdout_path", "stderr_path":
 		default:
 			return Task{}, fieldErr(path, "unknown field "+quoteForMsg(k))
 		}
@@ -348,6 +348,12 @@ func (d *requestDecoder) taskAfterOpen(path string) (Task, error) {
 			t.Outputs, err = d.strings(fp)
 		case "stdin_from":
 			t.StdinFrom, err = d.optIndex(fp)
+		case "stdin_path":
+			err = d.optStr(fp, &t.StdinPath)
+		case "stdout_path":
+			err = d.optStr(fp, &t.StdoutPath)
+		case "stderr_path":
+			err = d.optStr(fp, &t.StderrPath)
 		}
 		if err != nil {
 			return Task{}, err

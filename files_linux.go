@@ -291,3 +291,236 @@ func holdForks() (release func()) {
 	syscall.ForkLock.RLock()
 	return syscall.ForkLock.RUnlock
 }
+
+// taskStreams are the files of a task's stream paths (Task.StdinPath,
+// StdoutPath, StderrPath), opened by the service before the task starts;
+// nil fields for the streams that have none. When the stdout and the
+// stderr name one file, stderr is nil and merged is set: the task's
+// stderr is its stdout (runner.ShellTask.MergeOutput).
+type taskStreams struct {
+	stdin, stdout, stderr *os.File
+	merged                bool
+}
+
+// ownCell reports whether the task needs a cell built for it, with its
+// stdin file as fd 0 or its stderr merged into its stdout: one built
+// ahead has pipes.
+func (ts *taskStreams) ownCell() bool { return ts != nil && (ts.stdin != nil || ts.merged) }
+
+func (ts *taskStreams) close() {
+	if ts == nil {
+		return
+	}
+	for _, f := range []*os.File{ts.stdin, ts.stdout, ts.stderr} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// A streamError is why a task's stream path could not be opened: the
+// path's fault (nothing there, not a regular file, a symlink), not the
+// host's. The task does not start, and its result says so as for a
+// command that is not found.
+type streamError struct {
+	field, path string
+	err         error
+}
+
+func (e *streamError) Error() string {
+	return fmt.Sprintf("%s %s: %v", e.field, quoteForMsg(e.path), e.err)
+}
+
+func (e *streamError) Unwrap() error { return e.err }
+
+// openStdin opens the file p beneath the workspace ws for a task's
+// stdin: read-only, with one openat2 from a descriptor of ws, following
+// no symlink at any component (the last included) nor leaving the
+// workspace's mount, so a link an earlier step planted never reaches a
+// host file. It never waits: a FIFO opens at once (O_NONBLOCK) and is
+// refused with anything else that is not a regular file; the
+// descriptor the task gets is blocking. It is opened through a detached
+// clone of the workspace's mount (open_tree), so that the task's
+// /proc/self/fd/0 names it from the workspace's root ("/in.txt"), not by
+// the host's path of the workspace.
+func openStdin(ws, p string) (*os.File, error) {
+	root, err := unix.OpenTree(unix.AT_FDCWD, ws, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	defer unix.Close(root)
+	how := *resolveBeneath
+	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	var fd int
+	for try := 0; ; try++ {
+		fd, err = unix.Openat2(root, p, &how)
+		// EAGAIN: a rename raced the lookup; EINTR: a signal.
+		if (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) && try < 8 {
+			continue
+		}
+		break
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.ENOENT):
+		return nil, &streamError{"stdin_path", p, errors.New("no such file in the workspace")}
+	case errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV), errors.Is(err, unix.ENXIO):
+		return nil, &streamError{"stdin_path", p, describe(err)}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM), errors.Is(err, unix.ENODEV),
+		errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EAGAIN), errors.Is(err, unix.ETXTBSY):
+		return nil, &streamError{"stdin_path", p, errors.New("not a regular file that opens without waiting")}
+	default:
+		return nil, fmt.Errorf("stdin_path %s: %w", quoteForMsg(p), err)
+	}
+	f, err := regularFile(fd, p)
+	if err != nil {
+		return nil, &streamError{"stdin_path", p, err}
+	}
+	return f, nil
+}
+
+// regularFile checks that fd, opened non-blocking, is a regular file,
+// makes it blocking and returns it; else it closes fd.
+func regularFile(fd int, p string) (*os.File, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, errors.New("the path exists and is not a regular file")
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), p), nil
+}
+
+// openStreamOut creates or truncates the file p beneath the workspace ws
+// for a task's stdout or stderr (field), owned by uid with mode 0644, and
+// its missing directories, as placeFile does: every lookup goes through
+// openat2 beneath the workspace, so a symlink at any component, a FIFO
+// or anything else that is not a regular file is refused, never followed
+// or waited on. The task never has this descriptor: its stream is a
+// pipe, which the service splices into the file.
+//
+// The service holds the file open for writing while the task runs. A
+// child the embedding process forks meanwhile holds it too until its
+// own execve (see holdForks, held here only for the open); a later step
+// that runs the file at that moment would fail with ETXTBSY.
+func openStreamOut(ws, field, p string, uid int) (*os.File, error) {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace: %w", err)
+	}
+	defer unix.Close(root)
+	dir, err := mkdirBeneath(root, p, uid)
+	if err != nil {
+		return nil, pathFault(field, p, err)
+	}
+	defer unix.Close(dir)
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	how := *resolveBeneath
+	how.Flags = unix.O_WRONLY | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	how.Mode = 0o644
+	release := holdForks()
+	fd, err := unix.Openat2(dir, base, &how)
+	release()
+	if err != nil {
+		return nil, pathFault(field, p, describe(err))
+	}
+	f, err := regularFile(fd, p)
+	if err != nil {
+		return nil, &streamError{field, p, err}
+	}
+	for _, step := range []func() error{
+		func() error { return f.Truncate(0) },
+		func() error { return unix.Fchown(fd, uid, uid) },
+		func() error { return unix.Fchmod(fd, 0o644) },
+	} {
+		if err := step(); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s %s: %w", field, quoteForMsg(p), describe(err))
+		}
+	}
+	return f, nil
+}
+
+// pathFault makes err, from a lookup or creation beneath the workspace,
+// a streamError when the path is at fault (describe's reasons, a
+// directory where a file goes), and keeps any other as the host's.
+func pathFault(field, p string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EISDIR), errors.Is(err, unix.ENOSPC),
+		errors.Is(err, unix.ENOTDIR), errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV), errors.Is(err, unix.ENXIO):
+		return &streamError{field, p, describe(err)}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return &streamError{field, p, err}
+	}
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		// describe's reasons: the path's fault.
+		return &streamError{field, p, err}
+	}
+	return fmt.Errorf("%s %s: %w", field, quoteForMsg(p), err)
+}
+
+// openStreams opens the stream files of the tasks of step in the
+// workspace ws, owned by uid, into streams, for each task that results
+// does not already end: every stdin first, then every stdout and stderr,
+// so that an output of one task that another reads is truncated after
+// the reader has it open (the reader sees the file grow as the writer
+// writes). A task whose file could not be opened gets its result: exit
+// code 127 and the reason on its stderr for the path's fault, as for a
+// command that is not found; infrastructure_failure for the host's.
+func openStreams(ws string, uid int, step *stepPlan, results []Result, streams []*taskStreams) {
+	fail := func(i int, err error) {
+		streams[i].close()
+		streams[i] = nil
+		var se *streamError
+		if errors.As(err, &se) {
+			results[i] = Result{Outcome: OutcomeExited, ExitCode: 127, Stderr: validUTF8("svc: " + err.Error() + "\n")}
+			return
+		}
+		results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
+	}
+	for i := range step.tasks {
+		t := &step.tasks[i]
+		if results[i].Outcome != "" || t.StdinPath == "" {
+			continue
+		}
+		f, err := openStdin(ws, t.StdinPath)
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		streams[i] = &taskStreams{stdin: f}
+	}
+	for i := range step.tasks {
+		t := &step.tasks[i]
+		if results[i].Outcome != "" || t.StdoutPath == "" && t.StderrPath == "" {
+			continue
+		}
+		ts := streams[i]
+		if ts == nil {
+			ts = &taskStreams{}
+			streams[i] = ts
+		}
+		var err error
+		if t.StdoutPath != "" {
+			ts.stdout, err = openStreamOut(ws, "stdout_path", t.StdoutPath, uid)
+		}
+		switch {
+		case err != nil:
+		case t.StderrPath == t.StdoutPath:
+			ts.merged = true
+		case t.StderrPath != "":
+			ts.stderr, err = openStreamOut(ws, "stderr_path", t.StderrPath, uid)
+		}
+		if err != nil {
+			fail(i, err)
+		}
+	}
+}

@@ -271,7 +271,14 @@ func (c *cell) lower(rq *request, l Limits) ([]initproc.Rlimit, error) {
 // cgroup with the task limits and starts the task process in them, for a
 // task of profile: its filter installed already where the profile allows
 // (host.early). For profile "" the cell serves a task of any profile.
-func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err error) {
+func (rq *request) buildCell(ctx context.Context, profile Profile) (*cell, error) {
+	return rq.buildCellWith(ctx, profile, nil)
+}
+
+// buildCellWith is buildCell for a task with the stream files ts (nil
+// for none): a cell of its own, whose task process has the stdin file
+// as fd 0, or its stderr merged into its stdout (taskStreams.ownCell).
+func (rq *request) buildCellWith(ctx context.Context, profile Profile, ts *taskStreams) (_ *cell, err error) {
 	l := rq.limits
 	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
@@ -345,6 +352,9 @@ func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
 	}
+	if ts != nil {
+		task.Stdin, task.MergeOutput = ts.stdin, ts.merged
+	}
 	if f.early {
 		task.Filter = f.prog
 		if f.watched != nil && rq.h.watch.Load() {
@@ -389,6 +399,10 @@ func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
 	if rq.pending == nil {
 		rq.pending, rq.built = make(map[Profile]int), make(chan struct{})
 	}
+	// A task that needs a cell of its own (a stdin_path, or its stderr
+	// merged into its stdout) builds it as it starts: one built ahead
+	// would serve it not.
+	tasks = slices.DeleteFunc(slices.Clone(tasks), func(t taskPlan) bool { return t.ownCell() })
 	for _, t := range tasks {
 		rq.pending[t.profile]++
 	}
@@ -455,8 +469,16 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 		}
 	}
+	// Then the stream files, once every file of the step is in place.
+	streams := make([]*taskStreams, len(step.tasks))
+	defer func() {
+		for _, ts := range streams {
+			ts.close()
+		}
+	}()
+	openStreams(rq.ws, rq.taskUID, step, sr.Results, streams)
 	if step.piped() {
-		err := rq.runPiped(ctx, step, sr.Results)
+		err := rq.runPiped(ctx, step, sr.Results, streams)
 		return sr, err
 	}
 	// Only once every file is in place does any task of the step start;
@@ -466,9 +488,9 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 		switch {
 		case sr.Results[i].Outcome != "":
 		case len(step.tasks) == 1:
-			sr.Results[i], errs[i] = rq.runTask(ctx, t, false)
+			sr.Results[i], errs[i] = rq.runTaskWith(ctx, t, false, streams[i])
 		default:
-			wg.Go(func() { sr.Results[i], errs[i] = rq.runTask(ctx, t, true) })
+			wg.Go(func() { sr.Results[i], errs[i] = rq.runTaskWith(ctx, t, true, streams[i]) })
 		}
 	}
 	wg.Wait()
@@ -480,13 +502,13 @@ func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFil
 // then the tasks, at once. A task whose files could not be placed
 // (results has its result) does not run: the task it feeds reads
 // end-of-file, and the task that feeds it gets EPIPE.
-func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Result) error {
+func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Result, streams []*taskStreams) error {
 	cells := make([]*cell, len(step.tasks))
 	errs := make([]error, len(step.tasks))
 	var wg sync.WaitGroup
 	for i := range step.tasks {
 		if results[i].Outcome == "" {
-			wg.Go(func() { cells[i], errs[i] = rq.takeCell(ctx, step.tasks[i].profile) })
+			wg.Go(func() { cells[i], errs[i] = rq.cellFor(ctx, &step.tasks[i], streams[i]) })
 		}
 	}
 	wg.Wait()
@@ -511,7 +533,7 @@ func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Resul
 	}
 	for i, c := range cells {
 		if c != nil {
-			wg.Go(func() { results[i], errs[i] = rq.runIn(ctx, &step.tasks[i], c, false) })
+			wg.Go(func() { results[i], errs[i] = rq.runIn(ctx, &step.tasks[i], c, false, streams[i]) })
 		}
 	}
 	wg.Wait()
@@ -532,11 +554,27 @@ func (s *stepPlan) piped() bool {
 // built now. beside says other tasks of its step run meanwhile
 // (runner.Task.Park).
 func (rq *request) runTask(ctx context.Context, t *taskPlan, beside bool) (Result, error) {
-	c, err := rq.takeCell(ctx, t.profile)
+	return rq.runTaskWith(ctx, t, beside, nil)
+}
+
+// runTaskWith is runTask for a task with the stream files ts (nil for
+// none).
+func (rq *request) runTaskWith(ctx context.Context, t *taskPlan, beside bool, ts *taskStreams) (Result, error) {
+	c, err := rq.cellFor(ctx, t, ts)
 	if err != nil {
 		return Result{}, err
 	}
-	return rq.runIn(ctx, t, c, beside)
+	return rq.runIn(ctx, t, c, beside, ts)
+}
+
+// cellFor returns a cell for t with its stream files ts: one built now
+// for a task that needs its own (taskStreams.ownCell), else one built
+// ahead, or built now (takeCell).
+func (rq *request) cellFor(ctx context.Context, t *taskPlan, ts *taskStreams) (*cell, error) {
+	if ts.ownCell() {
+		return rq.buildCellWith(ctx, t.profile, ts)
+	}
+	return rq.takeCell(ctx, t.profile)
 }
 
 // closeCell closes c off the critical path: the task's mounts are undone,
@@ -557,7 +595,10 @@ func (rq *request) closeCell(c *cell) {
 // closes. Its resolved profile, working dir, environment and limits are
 // the plan's; the cell takes the limits where they are lower than the
 // request's it was built with (cell.lower).
-func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool) (Result, error) {
+//
+// ts are its stream files (nil for none): a stdout or stderr file takes
+// the stream in place of the result (runner.Task.StdoutFile).
+func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool, ts *taskStreams) (Result, error) {
 	profile, l := t.profile, t.limits
 	defer rq.closeCell(c)
 	var filter []byte // none if installed already
@@ -591,6 +632,9 @@ func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool)
 		NoSockets:   refusesSockets(profile),
 		Allows:      rq.h.allows[profile],
 		Park:        beside,
+	}
+	if ts != nil {
+		rt.StdoutFile, rt.StderrFile = ts.stdout, ts.stderr
 	}
 	rr, err := c.c.Run(ctx, rt)
 	if err != nil {

@@ -105,6 +105,33 @@ type Task struct {
 	// (SIGPIPE); when the producer has ended, the consumer reads
 	// end-of-file.
 	StdinFrom *int `json:"stdin_from,omitempty"`
+	// StdinPath is a workspace-relative path (validated and normalized
+	// like a Files key) whose file becomes the task's standard input:
+	// one the step's Files place, or one an earlier step left. The
+	// service opens it beneath the workspace without following a
+	// symlink at any component, and the open file itself is the task's
+	// fd 0: nothing is copied. A path with nothing at it, or with
+	// something other than a regular file reached without a symlink,
+	// does not start the task: its result is a completed one with exit
+	// code 127 and a stderr line "svc: stdin_path ...: <why>", as for a
+	// command that is not found. Not with a non-empty Stdin nor with
+	// StdinFrom.
+	StdinPath string `json:"stdin_path,omitempty"`
+	// StdoutPath and StderrPath send the stream to that workspace file
+	// instead of the result: the service creates it (and its missing
+	// directories) or truncates it before the task starts, owned by the
+	// task's user, without following a symlink at any component (what
+	// StdinPath refuses, they refuse the same way). The file holds at
+	// most the task's output limit: a task that writes more is ended
+	// with OutcomeOutputLimit and the file holds exactly the limit, as
+	// it does when the workspace is full. The result's Stdout (Stderr)
+	// is then empty, and the stream does not count against the
+	// request's output budget. The two may name the same file: both
+	// streams go into one, as 2>&1, within one output limit. Neither
+	// may name StdinPath, and a task whose stdout feeds another
+	// (StdinFrom) has no StdoutPath.
+	StdoutPath string `json:"stdout_path,omitempty"`
+	StderrPath string `json:"stderr_path,omitempty"`
 }
 
 // A File is the content of a file placed in the workspace: inline bytes, or

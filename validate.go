@@ -32,8 +32,12 @@ const (
 //     lowercase hex characters, a working_dir that is not absolute, an
 //     unknown sandbox_profile, more than [MaxOutputs] outputs, a bad
 //     output path or two with one normal form, or a stdin_from outside a
-//     parallel step, with a non-empty stdin, not naming another task of
-//     the step, or naming a task that feeds another already;
+//     parallel step, with a non-empty stdin or a stdin_path, not naming
+//     another task of the step, or naming a task that feeds another
+//     already or writes its stdout to a stdout_path; a bad stdin_path,
+//     stdout_path or stderr_path (as a Files key), a stdin_path with a
+//     non-empty stdin, an output path naming the stdin_path, or two
+//     tasks of a step writing one output file;
 //   - [CodeLimitsExceeded] for more steps than lim.MaxSteps, a step with
 //     more tasks than lim.MaxParallelTasks, or a task's Limits above
 //     lim's (a negative one is invalid_request);
@@ -45,7 +49,7 @@ const (
 // directory), and Task.WorkingDir becomes its path.Clean form. A new map
 // replaces Task.Files when a key changes; the caller's map is not modified.
 // The paths of Task.Outputs become clean forms the same way, in a new
-// slice when one changes.
+// slice when one changes, and so do StdinPath, StdoutPath and StderrPath.
 // Strings may hold any valid UTF-8.
 //
 // Validate is not safe to call concurrently on the same Request.
@@ -81,6 +85,9 @@ func (r *Request) Validate(lim Limits, allowed []Profile) error {
 		if err := validatePipes(sp, *s); err != nil {
 			return err
 		}
+		if err := validateStreamFiles(sp, *s); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -101,10 +108,15 @@ func validatePipes(sp string, s Step) error {
 			return fieldErr(p, "only in a parallel step")
 		case t.Stdin != "":
 			return fieldErr(p, "not together with a non-empty stdin")
+		case t.StdinPath != "":
+			return fieldErr(p, "not together with stdin_path")
 		case k == j:
 			return fieldErr(p, "a task cannot feed itself")
 		case k < 0 || k >= len(s.Tasks):
 			return fieldErr(p, fmt.Sprintf("%d is not a task of the step (0 to %d)", k, len(s.Tasks)-1))
+		}
+		if s.Tasks[k].StdoutPath != "" {
+			return fieldErr(p, fmt.Sprintf("%s writes its stdout to stdout_path; it cannot feed a task", taskPath(sp, s, k)))
 		}
 		if prev, ok := fed[k]; ok {
 			return fieldErr(p, fmt.Sprintf("task %d feeds %s already; a task feeds one task at most", k, taskPath(sp, s, prev)))
@@ -113,6 +125,60 @@ func validatePipes(sp string, s Step) error {
 			fed = make(map[int]int)
 		}
 		fed[k] = j
+	}
+	return nil
+}
+
+// validateStreams checks the stream paths of t (stdin_path, stdout_path,
+// stderr_path) and normalizes them like Files keys: a stdin_path not
+// with a non-empty stdin, and no output path naming the stdin_path's
+// file, which opening the output would truncate before the task reads
+// it. The stdout_path and the stderr_path may name one file (2>&1).
+func validateStreams(p string, t *Task) error {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"stdin_path", &t.StdinPath}, {"stdout_path", &t.StdoutPath}, {"stderr_path", &t.StderrPath}} {
+		if *f.v == "" {
+			continue
+		}
+		c, problem := cleanWorkspacePath(*f.v)
+		if problem != "" {
+			return fieldErr(p+"."+f.name, problem)
+		}
+		*f.v = c
+	}
+	switch in := t.StdinPath; {
+	case in == "":
+	case t.Stdin != "":
+		return fieldErr(p+".stdin_path", "not together with a non-empty stdin")
+	case t.StdoutPath == in:
+		return fieldErr(p+".stdout_path", "same file as stdin_path; it would be truncated before the task reads it")
+	case t.StderrPath == in:
+		return fieldErr(p+".stderr_path", "same file as stdin_path; it would be truncated before the task reads it")
+	}
+	return nil
+}
+
+// validateStreamFiles refuses two tasks of the step s at sp that write
+// the same file (stdout_path, stderr_path): their streams would
+// overwrite each other.
+func validateStreamFiles(sp string, s Step) error {
+	var by map[string]int // output file -> its task
+	for j, t := range s.Tasks {
+		for _, f := range []struct{ name, v string }{{"stdout_path", t.StdoutPath}, {"stderr_path", t.StderrPath}} {
+			if f.v == "" {
+				continue
+			}
+			if k, ok := by[f.v]; ok && k != j {
+				return fieldErr(taskPath(sp, s, j)+"."+f.name,
+					fmt.Sprintf("%s writes the same file; two tasks of a step cannot", taskPath(sp, s, k)))
+			}
+			if by == nil {
+				by = make(map[string]int)
+			}
+			by[f.v] = j
+		}
 	}
 	return nil
 }
@@ -177,6 +243,9 @@ func validateTask(p string, t *Task, allowed []Profile) error {
 		return err
 	}
 	if err := validateOutputs(p+".outputs", t); err != nil {
+		return err
+	}
+	if err := validateStreams(p, t); err != nil {
 		return err
 	}
 	if wd := t.WorkingDir; wd != "" {

@@ -38,6 +38,15 @@ type Task struct {
 
 	OutputLimit int64   // per stream
 	Budget      *Budget // shared by the tasks of a request; nil for none
+	// StdoutFile and StderrFile, if not nil, take the stream in place of
+	// the Result: its bytes are spliced from the task's pipe to the file
+	// at its offset, at most OutputLimit of them (past it, or when the
+	// file takes no more, the task is killed as for any stream past its
+	// limit, with the file holding what fit), and none counts against
+	// Budget; the Result's Stdout (Stderr) is then empty. They may be
+	// one file. A cell with MergeOutput has no stderr: StderrFile is
+	// unused.
+	StdoutFile, StderrFile *os.File
 
 	// NoSockets says the task's seccomp policy refuses socket and
 	// socketpair: it cannot change its network namespace, which Close
@@ -218,17 +227,30 @@ func (r *fdReader) read(p []byte) (int, error) {
 // init's, in that order. The status channel is a socket; for a watched
 // task its end here takes the writer's pidfd with what it reads
 // (SO_PASSPIDFD), for the listener of the filter (see Shell.Cell).
-func (c *Cell) pipes(watched bool) (theirs []int, err error) {
+//
+// A stdin file (not nil) is the task's stdin in place of a pipe: a copy
+// of its descriptor is the init's, and the cell has no stdin end. With
+// merge, the task's stderr is a copy of its stdout's write end, and the
+// cell has no stderr end.
+func (c *Cell) pipes(watched bool, stdin *os.File, merge bool) (theirs []int, err error) {
 	for _, p := range []struct {
 		mine     *int
 		write    bool // the init writes
 		blocking bool // this process's end
 	}{{&c.stdin, false, false}, {&c.stdout, true, false}, {&c.stderr, true, false}, {&c.config, false, true}} {
-		mine, their, err := pipe(!p.write, !p.blocking)
+		var their int
+		switch {
+		case p.mine == &c.stdin && stdin != nil:
+			their, err = unix.FcntlInt(stdin.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		case p.mine == &c.stderr && merge:
+			their, err = unix.FcntlInt(uintptr(theirs[len(theirs)-1]), unix.F_DUPFD_CLOEXEC, 0)
+		default:
+			*p.mine, their, err = pipe(!p.write, !p.blocking)
+		}
 		if err != nil {
 			return theirs, fmt.Errorf("sandbox pipes: %w", err)
 		}
-		*p.mine, theirs = mine, append(theirs, their)
+		theirs = append(theirs, their)
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -376,6 +398,10 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, errors.New("sandbox: cell already used")
 	case c.fed && t.Stdin != "":
 		return nil, errors.New("sandbox: stdin for a task whose stdin another task feeds")
+	case c.stdin < 0 && t.Stdin != "" && !c.fed:
+		return nil, errors.New("sandbox: stdin for a task whose stdin is a file")
+	case c.piped && t.StdoutFile != nil:
+		return nil, errors.New("sandbox: a stdout file for a task whose stdout feeds another")
 	}
 	c.used = true
 	r := &Result{}
@@ -384,6 +410,12 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	outputKill := func() { k.killFor(killOutput) }
 	out := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
 	errs := &collector{limit: t.OutputLimit, budget: t.Budget, exceeded: outputKill}
+	if t.StdoutFile != nil {
+		out.budget, out.file = nil, t.StdoutFile
+	}
+	if t.StderrFile != nil {
+		errs.budget, errs.file = nil, t.StderrFile
+	}
 	var rl *relay
 	if c.piped {
 		// A transcript: cut at the limit, while the bytes flow on.
@@ -516,9 +548,13 @@ func (k *killer) reason() int {
 // garbage collector closer. What comes past the limit is drained through
 // a scratch buffer.
 type collector struct {
-	limit     int64 // 0: none
-	budget    *Budget
-	exceeded  func()
+	limit    int64 // 0: none
+	budget   *Budget
+	exceeded func()
+	// file, if not nil, takes the stream instead of out (fillFile);
+	// written counts what it took.
+	file      *os.File
+	written   int64
 	out       []byte
 	first     [128]byte // out's first room
 	scratch   []byte
@@ -602,6 +638,9 @@ func (c *collector) result() ([]byte, bool) {
 // fill reads fd, a non-blocking pipe or socket, into c until it is empty
 // (false) or at its end (true).
 func (c *collector) fill(fd int) (eof bool) {
+	if c.file != nil {
+		return c.fillFile(fd)
+	}
 	for {
 		n, err := unix.Read(fd, c.room())
 		switch {
@@ -616,6 +655,66 @@ func (c *collector) fill(fd int) (eof bool) {
 		default:
 			c.add(n)
 		}
+	}
+}
+
+// spliceChunk is the most one splice moves from a stream's pipe to its
+// file: what a pipe holds at most by default, 16 times over.
+const spliceChunk = 1 << 20
+
+// fillFile moves what the pipe fd (non-blocking) holds to c.file with
+// splice(2), at the file's offset, until the pipe is empty (false) or at
+// its end (true): the bytes go from the pipe's pages to the file's
+// without passing through this process. Past the limit, or once the
+// file takes no more (the workspace is full), it drains the pipe into
+// its scratch buffer: a byte there truncates the stream and calls
+// exceeded, so that the file holds exactly the limit.
+func (c *collector) fillFile(fd int) (eof bool) {
+	for {
+		if c.truncated || c.limit > 0 && c.written >= c.limit {
+			if c.scratch == nil {
+				c.scratch = make([]byte, collectChunk)
+			}
+			n, err := unix.Read(fd, c.scratch)
+			switch {
+			case err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return false
+			case err != nil || n == 0:
+				return true
+			default:
+				c.cut()
+			}
+			continue
+		}
+		want := spliceChunk
+		if c.limit > 0 {
+			want = int(min(int64(want), c.limit-c.written))
+		}
+		n, err := unix.Splice(fd, nil, int(c.file.Fd()), nil, want, unix.SPLICE_F_NONBLOCK)
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return false
+		case err != nil:
+			// ENOSPC, EFBIG or an I/O error: the file takes no more.
+			c.cut()
+		case n == 0:
+			return true
+		default:
+			c.written += n
+		}
+	}
+}
+
+// cut marks the stream cut short and calls exceeded, once.
+func (c *collector) cut() {
+	if c.truncated {
+		return
+	}
+	c.truncated = true
+	if c.exceeded != nil {
+		c.exceeded()
 	}
 }
 
@@ -680,6 +779,11 @@ func (c *Cell) pump(stdin []byte, out, errs *collector, rl *relay, pl *poller) (
 	sc := &collector{}
 	sinks := [...]*collector{iOut: out, iErr: errs, iStatus: sc}
 	open := 3
+	if c.stderr < 0 {
+		// Merged into the stdout (Shell.Cell's MergeOutput).
+		fds[iErr].Fd = -1
+		open--
+	}
 	if rl != nil {
 		c.startRelay(rl, &fds[iOut], &fds[iRelay])
 		open--
