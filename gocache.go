@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"path"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -128,14 +129,107 @@ func (gc *goCache) abandon() {
 	gc.building = false
 }
 
+// GoBuildCacheState is the state of the Go build cache prepared in
+// Config.GoBuildCache: a string equal to its JSON, as /info and /metrics
+// show it.
+type GoBuildCacheState string
+
+const (
+	// GoBuildCacheOff: none is prepared (Config.GoBuildCache is empty,
+	// or the root filesystem has no Go toolchain in /usr/local/go).
+	GoBuildCacheOff GoBuildCacheState = "off"
+	// GoBuildCachePreparing: it is being prepared, or about to be, in
+	// the background after New. A request with a Go build waits for it
+	// (see Sandbox.Run); every other request gets an empty cache.
+	GoBuildCachePreparing GoBuildCacheState = "preparing"
+	// GoBuildCacheReady: prepared; every request gets a private copy.
+	GoBuildCacheReady GoBuildCacheState = "ready"
+	// GoBuildCacheFailed: preparing it failed (the log says why) and is
+	// not tried again until the next New; requests get an empty cache.
+	GoBuildCacheFailed GoBuildCacheState = "failed"
+)
+
+// GoBuildCacheStates returns every GoBuildCacheState.
+func GoBuildCacheStates() []GoBuildCacheState {
+	return []GoBuildCacheState{GoBuildCacheOff, GoBuildCachePreparing, GoBuildCacheReady, GoBuildCacheFailed}
+}
+
+// state is the cache's GoBuildCacheState; a nil cache is off.
+func (gc *goCache) state() GoBuildCacheState {
+	if gc == nil {
+		return GoBuildCacheOff
+	}
+	select {
+	case <-gc.done:
+		if gc.ready.Load() {
+			return GoBuildCacheReady
+		}
+		return GoBuildCacheFailed
+	default:
+		return GoBuildCachePreparing
+	}
+}
+
+// GoBuildCacheState returns the state of the Go build cache. It is safe
+// to call concurrently with Run.
+func (s *Sandbox) GoBuildCacheState() GoBuildCacheState { return s.host.goCache().state() }
+
+// goBuildWall returns the wall time limit of the first task of p that
+// is a Go build, and whether p has one. A task is taken for a Go build
+// when its command is go, by name or by a path whose last element is go
+// (/usr/local/go/bin/go): go build, go run, go test and go vet all
+// compile what the cache holds. A go started by another program (sh -c
+// "go build") is not recognised.
+func goBuildWall(p *plan) (time.Duration, bool) {
+	for _, st := range p.steps {
+		for _, t := range st.tasks {
+			if path.Base(t.Cmd) == "go" {
+				return t.limits.WallTimeout, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// waitGoCache waits, before a request takes its workspace, for the Go
+// build cache while it is being prepared, if the request has a Go build
+// (goBuildWall): at most that task's wall time limit, and not past ctx.
+// Its workspace then has the prepared cache, and the build compiles the
+// program alone instead of the standard library, which under the
+// default limits ends cpu_time_exceeded. If the cache is still not
+// ready, the request runs without it, as it would have.
+func (s *Sandbox) waitGoCache(ctx context.Context, p *plan) {
+	gc := s.host.goCache()
+	if gc.state() != GoBuildCachePreparing {
+		return
+	}
+	wall, ok := goBuildWall(p)
+	if !ok {
+		return
+	}
+	s.goWaits.Add(1)
+	defer s.goWaits.Add(-1)
+	start := time.Now()
+	timer := time.NewTimer(wall)
+	defer timer.Stop()
+	select {
+	case <-gc.done:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	s.log.Info("go build cache: a request with a go build waited for it", "waited_ms", time.Since(start).Milliseconds(),
+		"state", gc.state())
+}
+
 var errNoGoCache = errors.New("svc: no Go build cache is prepared: Config.GoBuildCache is empty, or RootFS has no Go in /usr/local/go")
 
 // WaitGoBuildCache waits until the Go build cache prepared in
 // Config.GoBuildCache is ready, and returns nil; or returns why it will
 // not be: none is prepared (GoBuildCache is empty, or the root
 // filesystem has no Go toolchain in /usr/local/go), its preparation
-// failed, the Sandbox was closed, or ctx ended first. Requests do not
-// wait for it: until it is ready, each gets an empty cache.
+// failed, the Sandbox was closed, or ctx ended first. Until it is ready
+// a request gets an empty cache, but one with a Go build waits for it
+// first, for at most that task's wall time limit (see Sandbox.Run).
 func (s *Sandbox) WaitGoBuildCache(ctx context.Context) error {
 	gc := s.host.goCache()
 	if gc == nil {

@@ -12,3 +12,7 @@ func SetGoCacheCmdForTest(cmd ...string) (restore func()) {
 // GoCacheNameForTest is the name of image id's prepared Go build cache
 // in Config.GoBuildCache.
 func GoCacheNameForTest(id string) string { return goCacheName(id) }
+
+// GoCacheWaitersForTest is the number of requests of sb waiting for its
+// Go build cache.
+func GoCacheWaitersForTest(sb *Sandbox) int { return int(sb.goWaits.Load()) }

@@ -41,6 +41,9 @@ type Sandbox struct {
 	// fromPool and built count the workspaces requests took: prepared
 	// ahead, or built on their critical path (WorkspaceStats).
 	fromPool, built atomic.Uint64
+	// goWaits counts the requests waiting for the Go build cache
+	// (waitGoCache).
+	goWaits atomic.Int64
 
 	// closing is cancelled by Close; requests run under it.
 	closing context.Context
@@ -189,10 +192,12 @@ func (s *Sandbox) prepareLoop(ctx context.Context) {
 // instance, and across instances sharing a state dir one after another.
 func (s *Sandbox) newRequestID() string { return fmt.Sprintf("r%s-%d", s.tag, s.nextID.Add(1)) }
 
-// takeWorkspace returns the workspace of a request whose first task runs
-// under first: one prepared ahead, or one made now.
-func (s *Sandbox) takeWorkspace(first Profile) (workspace, error) {
-	s.host.expectFirst(first)
+// takeWorkspace returns the workspace of the request of p: one prepared
+// ahead, or one made now. A request with a Go build waits first for the
+// Go build cache being prepared (waitGoCache).
+func (s *Sandbox) takeWorkspace(ctx context.Context, p *plan) (workspace, error) {
+	s.waitGoCache(ctx, p)
+	s.host.expectFirst(p.steps[0].tasks[0].profile)
 	ws, err := s.request()
 	if err != nil {
 		return nil, &Error{Code: CodeSandboxSetupFailed, Msg: "sandbox: request setup failed", Err: err}
@@ -371,7 +376,7 @@ func (s *Sandbox) Run(ctx context.Context, req *Request) (*Response, error) {
 	defer cancel()
 	stop := context.AfterFunc(s.closing, func() { cancel() })
 	defer stop()
-	ws, err := s.takeWorkspace(p.steps[0].tasks[0].profile)
+	ws, err := s.takeWorkspace(rctx, p)
 	if err != nil {
 		return nil, err
 	}
