@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"runtime"
@@ -29,8 +30,9 @@ type profilesInfo struct {
 	Default svc.Profile   `json:"default"`
 }
 
-// infoBody encodes /info once: nothing in it changes while the Handler
-// lives.
+// infoBody encodes /info once, but for the state of the Go build cache,
+// which serveInfo adds to each answer: nothing else in it changes while
+// the Handler lives.
 func (h *Handler) infoBody(cfg Config) ([]byte, error) {
 	sc := h.sb.Config()
 	in := info{
@@ -57,10 +59,28 @@ func (h *Handler) infoBody(cfg Config) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-// serveInfo serves GET /info.
+// goBuildCacheInfo is the "go_build_cache" object of /info, the one part
+// of it that changes while the Handler lives: the Go build cache is
+// prepared after start.
+type goBuildCacheInfo struct {
+	State svc.GoBuildCacheState `json:"state"`
+}
+
+// serveInfo serves GET /info: the body encoded at New, its last member
+// the state of the Go build cache now.
 func (h *Handler) serveInfo(w http.ResponseWriter, r *http.Request) {
+	gc, err := json.Marshal(goBuildCacheInfo{State: h.sb.GoBuildCacheState()})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(h.info)
+	var body bytes.Buffer // h.info is shared: not appended to
+	body.Write(bytes.TrimSuffix(h.info, []byte("}\n")))
+	body.WriteString(`,"go_build_cache":`)
+	body.Write(gc)
+	body.WriteString("}\n")
+	w.Write(body.Bytes())
 }
 
 // health serves GET and HEAD /health: 200 {"status":"ok"}, or 503

@@ -30,6 +30,8 @@ import (
 //	svc_filestore_files, svc_filestore_bytes what the file store holds
 //	svc_uploads_in_flight                    POST /file being served
 //	svc_rate_limited_total                   requests answered rate_limited
+//	svc_workspaces_total{source}             workspaces taken prepared ahead or built on the request's path
+//	svc_go_build_cache_state{state}          1 for the Go build cache's state, 0 for the others
 //
 // The histograms are Prometheus histograms (cumulative _bucket{le=...}
 // series, _sum, _count) with fixed buckets, the same on every instance,
@@ -97,6 +99,16 @@ func newMetrics(h *Handler) *metricSet {
 	s.NewGauge("svc_filestore_files", func() float64 { n, _ := h.files.Usage(); return float64(n) })
 	s.NewGauge("svc_filestore_bytes", func() float64 { _, b := h.files.Usage(); return float64(b) })
 	s.NewGauge("svc_uploads_in_flight", func() float64 { return float64(h.uploads.Load()) })
+	s.NewGauge(`svc_workspaces_total{source="prepared"}`, func() float64 { return float64(h.sb.WorkspaceStats().Prepared) })
+	s.NewGauge(`svc_workspaces_total{source="built"}`, func() float64 { return float64(h.sb.WorkspaceStats().Built) })
+	for _, st := range svc.GoBuildCacheStates() {
+		s.NewGauge(fmt.Sprintf(`svc_go_build_cache_state{state=%q}`, st), func() float64 {
+			if h.sb.GoBuildCacheState() == st {
+				return 1
+			}
+			return 0
+		})
+	}
 	// Every error code and every task outcome is counted from 0, so that
 	// Prometheus's rate() and increase() see the first one: a series that
 	// appears at 1 shows no increase.
@@ -135,6 +147,8 @@ var metricHelp = map[string]struct{ typ, help string }{
 	"svc_filestore_bytes":               {"gauge", "Bytes the file store holds."},
 	"svc_uploads_in_flight":             {"gauge", "POST /file being served."},
 	"svc_rate_limited_total":            {"counter", "Requests answered rate_limited."},
+	"svc_workspaces_total":              {"counter", "Workspaces requests took: prepared ahead, or built on the request's path."},
+	"svc_go_build_cache_state":          {"gauge", "1 for the state the Go build cache is in (off, preparing, ready, failed), 0 for the others."},
 }
 
 // write writes the metrics in the Prometheus text format: the set's, with

@@ -284,7 +284,7 @@ var serverSettings = []setting{
 		o.cacheNamespace = v
 		return nil
 	}},
-	{"GO_BUILD_CACHE_DIR", "", "directory in which a build cache of the Go standard library is prepared once per image (SVC_IMAGE_ID), in the background after start (about a minute of one CPU), and given to every request as a private copy, so that go build compiles only the program; off or empty disables it; default <STATE_DIR>/gocache", func(o *options, v string) error {
+	{"GO_BUILD_CACHE_DIR", "", "directory in which a build cache of the Go standard library is prepared once per image (SVC_IMAGE_ID), in the background after start (measured: 71 s of wall time, 64 s of CPU and 544 MiB on an idle 2-CPU host, 4 minutes on a busy one; svc prepare builds it ahead), and given to every request as a private copy, so that go build compiles only the program; while it is prepared, a request with a task running go waits for it, up to that task's wall time limit; off or empty disables it; default <STATE_DIR>/gocache", func(o *options, v string) error {
 		if v == "" {
 			v = "off"
 		}

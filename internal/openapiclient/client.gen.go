@@ -148,6 +148,30 @@ func (e InfoCgroupVersion) Valid() bool {
 	}
 }
 
+// Defines values for InfoGoBuildCacheState.
+const (
+	Failed    InfoGoBuildCacheState = "failed"
+	Off       InfoGoBuildCacheState = "off"
+	Preparing InfoGoBuildCacheState = "preparing"
+	Ready     InfoGoBuildCacheState = "ready"
+)
+
+// Valid indicates whether the value is a known member of the InfoGoBuildCacheState enum.
+func (e InfoGoBuildCacheState) Valid() bool {
+	switch e {
+	case Failed:
+		return true
+	case Off:
+		return true
+	case Preparing:
+		return true
+	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MissingOutputError.
 const (
 	MissingOutputErrorNotFound   MissingOutputError = "not_found"
@@ -1270,7 +1294,7 @@ type ExecuteBody struct {
 
 // ExecuteRequest The envelope of POST /execute.
 type ExecuteRequest struct {
-	// Cache The default of the tasks' `cache`; ignored when the server's cache is disabled.
+	// Cache The default of the tasks' `cache`; ignored when the server's cache is disabled. Optional, false when omitted.
 	Cache *bool `json:"cache,omitempty"`
 
 	// Steps The steps, in order: at most `MAX_STEPS_PER_REQUEST` (more is 422
@@ -1278,7 +1302,8 @@ type ExecuteRequest struct {
 	Steps StepList `json:"steps"`
 
 	// StopOnFailure After a step with a task that did not exit with status 0, the
-	// remaining steps are `not_started` instead of run.
+	// remaining steps are `not_started` instead of run. Optional,
+	// false when omitted.
 	StopOnFailure *bool `json:"stop_on_failure,omitempty"`
 }
 
@@ -1344,6 +1369,15 @@ type Info struct {
 	} `json:"cache"`
 	CgroupVersion InfoCgroupVersion `json:"cgroup_version"`
 
+	// GoBuildCache The Go build cache of `GO_BUILD_CACHE_DIR`, the one member
+	// that changes while the server runs: `preparing` after start
+	// (a request whose task runs `go` waits for it, up to that
+	// task's wall time limit), then `ready`, or `failed` (the log
+	// says why); `off` when none is prepared.
+	GoBuildCache *struct {
+		State InfoGoBuildCacheState `json:"state"`
+	} `json:"go_build_cache,omitempty"`
+
 	// ImageId The identity of the root filesystem the sandboxes see (`SVC_IMAGE_ID`).
 	ImageId string `json:"image_id"`
 
@@ -1370,6 +1404,9 @@ type Info struct {
 
 // InfoCgroupVersion defines model for Info.CgroupVersion.
 type InfoCgroupVersion int
+
+// InfoGoBuildCacheState defines model for Info.GoBuildCache.State.
+type InfoGoBuildCacheState string
 
 // MissingOutput defines model for MissingOutput.
 type MissingOutput struct {
