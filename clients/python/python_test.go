@@ -1,9 +1,14 @@
-// Package python_test runs the tests of the Python client (svc_client.py)
-// and the Python example judge against real svc servers on loopback, with
-// Debian's interpreters: /usr/bin/python3 and, when installed,
-// /usr/bin/pypy3 (Python 3.9, the oldest the client supports).
+// Package python_test runs the tests of the Python client (package
+// svc_client) and the Python example judge against real svc servers on
+// loopback, with Debian's interpreters: /usr/bin/python3 and, when
+// installed, /usr/bin/pypy3 (Python 3.9, the oldest the client supports).
+// The tests import the package as pip installs it: a wheel built from
+// pyproject.toml offline (setuptools and wheel from Debian, pip
+// --no-build-isolation), installed into a venv for python3 and into a
+// directory on PYTHONPATH for pypy3. TestPythonTypes runs mypy --strict
+// over the package and its tests.
 //
-// The Python tests of the extensions of API.md (per-task limits, outputs,
+// The Python tests of the extensions (docs/http-api.md: per-task limits, outputs,
 // stdin_from) run for the extensions that SVC_PY_EXTENSIONS names ("1":
 // all, "0": none, or a list such as "limits,outputs"), and without it for
 // those of extensionsByDefault.
@@ -81,8 +86,11 @@ func interpreters(t *testing.T) []string {
 // two keys (rate_limited).
 func TestPythonClient(t *testing.T) {
 	svctest.RequireSandbox(t)
-	for _, py := range interpreters(t) {
+	pys := interpreters(t)
+	wheel := buildWheel(t)
+	for _, py := range pys {
 		t.Run(filepath.Base(py), func(t *testing.T) {
+			py, tests, pathEnv := install(t, py, wheel)
 			std := svctest.NewServer(t, svctest.Config{})
 			busy := svctest.NewServer(t, svctest.Config{Sandbox: svc.Config{
 				Limits: svc.Limits{MaxConcurrency: 1, MaxParallelTasks: 1}}})
@@ -95,11 +103,113 @@ func TestPythonClient(t *testing.T) {
 			}
 			ext, _ := extensions()
 			env = append(env, "SVC_PY_EXTENSIONS="+ext)
-			out := runPython(t, py, ".", env, "-m", "unittest", "-v", "test_svc_client")
+			env = append(env, pathEnv...)
+			out := runPython(t, py, tests, env, "-m", "unittest", "-v", "test_svc_client")
 			checkSkips(t, out)
 			t.Log(summary(out))
 		})
 	}
+}
+
+// needTool skips the test for want of a tool that CI installs, or
+// fails it in CI.
+func needTool(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; .ci/run installs it")
+	}
+	t.Skip(msg)
+}
+
+// buildWheel builds the package's wheel from a copy of this directory
+// (pip builds in the source tree) and returns its path: pip wheel
+// --no-build-isolation --no-index, with Debian's setuptools and wheel,
+// as README.md tells a user without PyPI.
+func buildWheel(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	for _, f := range []string{"pyproject.toml", "README.md", "svc_client/__init__.py", "svc_client/py.typed"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(src, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mod := range []string{"pip", "setuptools", "wheel", "venv"} {
+		if err := exec.Command("/usr/bin/python3", "-c", "import "+mod).Run(); err != nil {
+			needTool(t, "python3 has no "+mod+" (Debian packages python3-pip, python3-setuptools, python3-wheel, python3-venv)")
+		}
+	}
+	out := filepath.Join(dir, "wheel")
+	runPython(t, "/usr/bin/python3", dir, nil, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index",
+		"--wheel-dir", out, src)
+	wheels, _ := filepath.Glob(filepath.Join(out, "svc_client-*-py3-none-any.whl"))
+	if len(wheels) != 1 {
+		t.Fatalf("pip wheel built %q", wheels)
+	}
+	return wheels[0]
+}
+
+// install installs wheel for py: into a venv for /usr/bin/python3 (pip
+// install, as a user does), into a directory on PYTHONPATH for pypy3
+// (Debian's has no pip). It returns the interpreter to run, a directory
+// that holds a copy of test_svc_client.py and not the package's source,
+// and the environment to add; it checks that svc_client is imported from
+// the install.
+func install(t *testing.T, py, wheel string) (string, string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	var env []string
+	if filepath.Base(py) == "python3" {
+		runPython(t, py, dir, nil, "-m", "venv", site)
+		py = filepath.Join(site, "bin", "python")
+		runPython(t, py, dir, nil, "-m", "pip", "install", "--no-index", "--no-deps", wheel)
+	} else {
+		runPython(t, "/usr/bin/python3", dir, nil, "-m", "pip", "install", "--no-index", "--no-deps", "--target", site, wheel)
+		env = []string{"PYTHONPATH=" + site}
+	}
+	tests := filepath.Join(dir, "tests")
+	b, err := os.ReadFile("test_svc_client.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(tests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tests, "test_svc_client.py"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	where := strings.TrimSpace(runPython(t, py, tests, env, "-c", "import svc_client; print(svc_client.__file__)"))
+	if !strings.HasPrefix(where, site+"/") {
+		t.Fatalf("%s imports svc_client from %s, not from the install in %s", py, where, site)
+	}
+	return py, tests, env
+}
+
+// TestPythonTypes runs mypy --strict (Debian package mypy) over the
+// package and its tests: the types the package declares hold, and its
+// tests use them as a user would.
+func TestPythonTypes(t *testing.T) {
+	mypy, err := exec.LookPath("mypy")
+	if err != nil {
+		needTool(t, "mypy is not installed (Debian package mypy): the Python client's types are not checked")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mypy, "--strict", "--cache-dir", t.TempDir(), "svc_client", "test_svc_client.py")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mypy --strict: %v\n%s", err, out)
+	}
+	t.Logf("mypy --strict: %s", bytes.TrimSpace(out))
 }
 
 // skipped matches a test that unittest -v reports as skipped, and why.

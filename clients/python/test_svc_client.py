@@ -8,7 +8,7 @@ nothing. The others talk to real svc servers, which ``go test
     SVC_BUSY_URL, SVC_BUSY_KEY  a server with one task slot (MAX_CONCURRENCY=1)
     SVC_RATE_URL, SVC_RATE_KEYS a server with RATE_LIMIT_PER_MINUTE=60 and
                                 two keys, comma-separated
-    SVC_PY_EXTENSIONS           the extensions of API.md the server has:
+    SVC_PY_EXTENSIONS           the extensions (docs/http-api.md) the server has:
                                 "1" for all, or some of
                                 "limits,outputs,stdin_from"
 
@@ -29,10 +29,10 @@ import tempfile
 import threading
 import time
 import unittest
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple, TypeVar
 
 import svc_client
-from svc_client import Client, OutputError, SvcError, Uploaded, file_id, task
+from svc_client import Client, OutputError, Result, StepResult, SvcError, Uploaded, file_id, parallel, single, task
 
 URL = os.environ.get("SVC_URL", "")
 KEY = os.environ.get("SVC_KEY", "")
@@ -47,7 +47,15 @@ if EXTENSIONS - set(ALL_EXTENSIONS):
     raise ValueError("SVC_PY_EXTENSIONS=%r: want 1, 0, or some of %s" % (_ext, ",".join(ALL_EXTENSIONS)))
 
 
-def needs_extension(name: str) -> Any:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def singles(steps: List[StepResult]) -> List[Result]:
+    """The results of steps of one task each."""
+    return [single(s) for s in steps]
+
+
+def needs_extension(name: str) -> Callable[[F], F]:
     """Skip a test unless SVC_PY_EXTENSIONS says the server has the
     extension ``name``."""
     return unittest.skipUnless(
@@ -101,17 +109,25 @@ class Stub:
     """An HTTP server on loopback that answers from a script and records
     the requests: each answer is (status, headers, body)."""
 
-    def __init__(self, answers: List[Tuple[int, Dict[str, str], bytes]]) -> None:
+    def __init__(self, answers: List[Tuple[int, Dict[str, str], bytes]], *, keep_alive: bool = False,
+                 drop_idle: bool = False) -> None:
+        """keep_alive: answer in HTTP/1.1 and keep connections open;
+        drop_idle: but close each after its answer without saying so, as a
+        server does with an idle connection."""
         self.answers = list(answers)
         self.requests: List[Dict[str, Any]] = []
         stub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def do_any(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
-                stub.requests.append({"method": self.command, "path": self.path,
+                stub.requests.append({"method": self.command, "path": self.path, "port": self.client_address[1],
                                       "headers": dict(self.headers), "body": body})
+                if drop_idle:
+                    self.close_connection = True
                 status, headers, data = stub.answers.pop(0) if len(stub.answers) > 1 else stub.answers[0]
                 self.send_response(status)
                 for k, v in headers.items():
@@ -142,8 +158,8 @@ def err_body(code: str, msg: str = "no") -> bytes:
 class OfflineTests(unittest.TestCase):
     """The client's own logic against a stub: codes, retry budgets, waits."""
 
-    def stub(self, *answers: Tuple[int, Dict[str, str], bytes]) -> Stub:
-        s = Stub(list(answers))
+    def stub(self, *answers: Tuple[int, Dict[str, str], bytes], **kw: bool) -> Stub:
+        s = Stub(list(answers), **kw)
         self.addCleanup(s.close)
         return s
 
@@ -275,6 +291,78 @@ class OfflineTests(unittest.TestCase):
         self.assertEqual(svc_client._file_ids([t, [task("x", files={"q": file_id("a" * 64)}), task("y")]]),
                          ["b" * 64, "a" * 64])
 
+    def test_connections_are_kept(self) -> None:
+        s = self.stub((200, {}, b'{"version": "x"}'), keep_alive=True)
+        with Client(s.url, "k") as c:
+            for _ in range(3):
+                c.info()
+            self.assertEqual(len({r["port"] for r in s.requests}), 1, "three calls, one connection")
+        self.assertEqual(c._idle, [], "closed at the end of the with block")
+        c.info()  # still usable: a new connection
+        self.assertEqual(len({r["port"] for r in s.requests}), 2)
+        c.close()
+        # max_idle_connections=0: one connection per call.
+        c0 = Client(s.url, "k", max_idle_connections=0)
+        c0.info()
+        c0.info()
+        self.assertEqual(len({r["port"] for r in s.requests}), 4)
+
+    def test_connection_closed_while_idle_is_replaced(self) -> None:
+        s = self.stub((200, {}, b'{"version": "x"}'), keep_alive=True, drop_idle=True)
+        c, waits = self.client(s.url)
+        with retry_log() as records:
+            for _ in range(3):
+                self.assertEqual(c.info(), {"version": "x"})
+        self.assertEqual((len(s.requests), waits, records), (3, [], []), "no retry, no wait: a new connection")
+        c.close()
+
+    def test_finite_default_timeout(self) -> None:
+        self.assertEqual(Client("http://127.0.0.1:1").timeout, 300.0)
+
+    def test_upload_file_streams_and_keeps_only_the_path(self) -> None:
+        data = os.urandom(300 << 10)  # several chunks
+        fid = hashlib.sha256(data).hexdigest()
+        s = self.stub((201, {}, json.dumps({"file_id": fid, "size": len(data)}).encode()), keep_alive=True)
+        c, _ = self.client(s.url)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "big.bin")
+            with open(path, "wb") as f:
+                f.write(data)
+            up = c.upload_file(path)
+        self.assertEqual((up.file_id, up.size), (fid, len(data)))
+        r = s.requests[0]
+        self.assertEqual(r["headers"]["Content-Length"], str(len(r["body"])))
+        self.assertNotIn("Transfer-Encoding", r["headers"])
+        self.assertIn(b'filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n' + data + b"\r\n--", r["body"])
+        src = c._sources[fid]
+        self.assertEqual((src.content, src.path), (None, path), "the path, not the bytes")
+        # A server that stored something else: refused.
+        s2 = self.stub((201, {}, json.dumps({"file_id": "0" * 64, "size": 1}).encode()))
+        c2, _ = self.client(s2.url)
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(b"x")
+            f.flush()
+            with self.assertRaises(SvcError) as cm:
+                c2.upload_file(f.name)
+        self.assertIn("want its SHA-256", cm.exception.message)
+        with self.assertRaises(SvcError) as cm:
+            c2.upload_file(os.path.join(tempfile.gettempdir(), "no-such-file-" + os.urandom(8).hex()))
+        self.assertEqual((cm.exception.code, cm.exception.status), ("invalid_request", None))
+
+    def test_upload_file_sent_again_after_503(self) -> None:
+        data = b"retried content\n"
+        fid = hashlib.sha256(data).hexdigest()
+        s = self.stub((503, {"Retry-After": "1"}, err_body("capacity_exhausted")),
+                      (201, {}, json.dumps({"file_id": fid, "size": len(data)}).encode()))
+        c, waits = self.client(s.url)
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(data)
+            f.flush()
+            self.assertEqual(c.upload_file(f.name).file_id, fid)
+        self.assertEqual([len(r["body"]) for r in s.requests], [len(s.requests[0]["body"])] * 2)
+        self.assertIn(data, s.requests[1]["body"])
+        self.assertEqual(waits, [1.0])
+
     def test_local_id_check(self) -> None:
         c = Client("http://127.0.0.1:1")
         for bad in ["", "ABC", "a" * 63, "A" * 64, "../" + "a" * 61]:
@@ -310,7 +398,7 @@ class ExecuteTests(unittest.TestCase):
             stop_on_failure=True,
         )
         self.assertEqual(set(resp), {"results", "cache"})
-        gcc, run = resp["results"]
+        gcc, run = singles(resp["results"])
         self.assertEqual((gcc["outcome"], gcc["exit_code"]), ("exited", 0), gcc["stderr"])
         self.assertEqual((run["outcome"], run["exit_code"], run["signal"]), ("exited", 0, None))
         self.assertEqual(run["stdout"], "hello from the sandbox\n")
@@ -324,11 +412,11 @@ class ExecuteTests(unittest.TestCase):
             [task("tr", ["a-z", "A-Z"], stdin="first\n"), task("cat", ["shared.txt"]), task("sh", ["-c", "exit 3"])],
         )
         self.assertIsInstance(results[1], list)
-        self.assertEqual([r["stdout"] for r in results[1]], ["FIRST\n", "made\n", ""])
-        self.assertEqual(results[1][2]["exit_code"], 3)
+        self.assertEqual([r["stdout"] for r in parallel(results[1])], ["FIRST\n", "made\n", ""])
+        self.assertEqual(parallel(results[1])[2]["exit_code"], 3)
 
     def test_failures_are_outcomes(self) -> None:
-        results = self.c.run(task("no-such-program"), task("true"), stop_on_failure=True)
+        results = singles(self.c.run(task("no-such-program"), task("true"), stop_on_failure=True))
         self.assertEqual((results[0]["outcome"], results[0]["exit_code"]), ("exited", 127))
         self.assertTrue(results[0]["stderr"].startswith("svc: "), results[0]["stderr"])
         self.assertEqual(results[1]["outcome"], "not_started")
@@ -337,7 +425,7 @@ class ExecuteTests(unittest.TestCase):
     def test_legacy(self) -> None:
         results = self.c.execute([task("echo", ["old"])], legacy=True)
         self.assertIsInstance(results, list)
-        self.assertEqual(results[0]["stdout"], "old\n")
+        self.assertEqual(single(results[0])["stdout"], "old\n")
 
 
 @needs_server
@@ -352,8 +440,8 @@ class FileTests(unittest.TestCase):
         up = self.c.upload(data, "input.txt")
         self.assertEqual((up.file_id, up.size, up.already_exists), (hashlib.sha256(data).hexdigest(), len(data), False))
         self.assertTrue(self.c.upload(data, "input.txt").already_exists)
-        results = self.c.run(task("wc", ["-l", "in/data.txt"], files={"in/data.txt": up}),
-                             task("sha256sum", ["in/data.txt"]))
+        results = singles(self.c.run(task("wc", ["-l", "in/data.txt"], files={"in/data.txt": up}),
+                                     task("sha256sum", ["in/data.txt"])))
         self.assertEqual(results[0]["stdout"], "2 in/data.txt\n")
         self.assertEqual(results[1]["stdout"].split()[0], up.file_id)
         self.assertEqual(self.c.download(up), data)
@@ -369,7 +457,7 @@ class FileTests(unittest.TestCase):
         files = {f["id"]: f for f in self.c.list_files()}
         self.assertEqual(files[up.file_id]["filename"], "résumé.bin")
         self.assertEqual(files[up.file_id]["size"], len(data))
-        r = self.c.run(task("cmp", ["b", "c"], files={"b": up, "c": file_id(up.file_id)}))[0]
+        r = single(self.c.run(task("cmp", ["b", "c"], files={"b": up, "c": file_id(up.file_id)}))[0])
         self.assertEqual(r["exit_code"], 0)
         self.c.delete(up)
 
@@ -438,7 +526,7 @@ class RetryTests(unittest.TestCase):
         up = c.upload(data, "input.txt")
         Client(URL, KEY).delete(up)  # another client, say; or it expired
         with retry_log() as records:
-            r = c.run(task("cat", ["in.txt"], files={"in.txt": up}))[0]
+            r = single(c.run(task("cat", ["in.txt"], files={"in.txt": up}))[0])
         self.assertEqual(r["stdout"], data.decode())
         self.assertEqual([svc(rec, "svc_reupload") for rec in records], [[up.file_id]])
         self.assertEqual(c.download(up), data, "the file is stored again")
@@ -462,7 +550,7 @@ class RetryTests(unittest.TestCase):
                 f.write("version 1 %s\n" % os.urandom(8).hex())
             up = c.upload_file(path)
             Client(URL, KEY).delete(up)
-            r = c.run(task("cat", ["data.txt"], files={"data.txt": up}))[0]
+            r = single(c.run(task("cat", ["data.txt"], files={"data.txt": up}))[0])
             self.assertTrue(r["stdout"].startswith("version 1"))
             Client(URL, KEY).delete(up)
             with open(path, "w") as f:
@@ -500,7 +588,7 @@ class RetryTests(unittest.TestCase):
             # once the slot is free.
             c = Client(BUSY_URL, BUSY_KEY, max_retries=20)
             with retry_log() as records:
-                r = c.run(task("echo", ["hi"]))[0]
+                r = single(c.run(task("echo", ["hi"]))[0])
             self.assertEqual(r["stdout"], "hi\n")
         finally:
             t.join()
@@ -542,15 +630,15 @@ class RetryTests(unittest.TestCase):
 
 @needs_server
 class ExtensionTests(unittest.TestCase):
-    """The extensions of API.md: per-task limits, outputs, stdin_from."""
+    """The extensions of docs/http-api.md: per-task limits, outputs, stdin_from."""
 
     def setUp(self) -> None:
         self.c = Client(URL, KEY)
 
     @needs_extension("outputs")
     def test_outputs_are_downloaded(self) -> None:
-        r = self.c.run(task("sh", ["-c", r"printf 'result\000\377\n' > out.bin; mkdir dir"],
-                            outputs=["out.bin", "missing.txt", "dir"]))[0]
+        r = single(self.c.run(task("sh", ["-c", r"printf 'result\000\377\n' > out.bin; mkdir dir"],
+                                   outputs=["out.bin", "missing.txt", "dir"]))[0])
         self.assertEqual(r["outcome"], "exited")
         outs = r["outputs"]
         self.assertEqual(set(outs), {"out.bin", "missing.txt", "dir"})
@@ -570,10 +658,10 @@ class ExtensionTests(unittest.TestCase):
     @needs_extension("limits")
     def test_lowered_limits(self) -> None:
         service = self.c.info()["limits"]
-        spin, sleep = self.c.run([
+        spin, sleep = parallel(self.c.run([
             task("sh", ["-c", "while :; do :; done"], limits={"cpu_time_limit_ms": 300}),
             task("sleep", ["30"], limits={"wall_timeout_ms": 300}),
-        ])[0]
+        ])[0])
         self.assertEqual(spin["outcome"], "cpu_time_exceeded")
         self.assertEqual(sleep["outcome"], "timed_out")
         self.assertLess(sleep["stats"]["wall_time_ms"], 10000)
@@ -587,10 +675,10 @@ class ExtensionTests(unittest.TestCase):
 
     @needs_extension("stdin_from")
     def test_stdin_from_pipes_two_tasks(self) -> None:
-        interactor, solution = self.c.run([
+        interactor, solution = parallel(self.c.run([
             task("sh", ["-c", "echo 20; read answer; echo \"got $answer\" >&2"], stdin_from=1),
             task("sh", ["-c", "read n; echo $((n + 1))"], stdin_from=0, sandbox_profile="compile_v2"),
-        ])[0]
+        ])[0])
         self.assertEqual((interactor["exit_code"], solution["exit_code"]), (0, 0))
         self.assertEqual(interactor["stdout"], "20\n")  # the transcript of what it wrote
         self.assertEqual(solution["stdout"], "21\n")

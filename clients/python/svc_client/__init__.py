@@ -1,27 +1,41 @@
-"""A small client of the svc HTTP API, in one file with no dependencies.
+"""A client of the svc HTTP API, with no dependencies.
 
 svc runs untrusted programs in Linux sandboxes for online judges. This
-module speaks its HTTP API (API.md of the svc repository) with the
-standard library only (``http.client``, ``json``), on Python 3.9 and
-later, CPython and PyPy alike. Install it by copying this file next to
-your code.
+package speaks its HTTP API (docs/http-api.md of the svc repository)
+with the standard library only (``http.client``, ``json``), on Python
+3.9 and later, CPython and PyPy alike. Install it with pip from the
+repository (``pip install ./clients/python``; clients/python/README.md
+says how without PyPI).
 
-    from svc_client import Client, SvcError, task
+    from svc_client import Client, SvcError, single, task
 
-    c = Client("http://127.0.0.1:8080", api_key)
-    src = c.upload(b"int main(void) { return 0; }\\n", "a.c")
-    resp = c.execute([
-        task("gcc", ["-o", "a", "a.c"], files={"a.c": src}),
-        task("./a", sandbox_profile="native_v2"),
-    ], stop_on_failure=True)
-    for step in resp["results"]:
-        print(step["outcome"], step["exit_code"])
+    with Client("http://127.0.0.1:8080", api_key) as c:
+        src = c.upload(b"int main(void) { return 0; }\\n", "a.c")
+        resp = c.execute([
+            task("gcc", ["-o", "a", "a.c"], files={"a.c": src}),
+            task("./a", sandbox_profile="native_v2"),
+        ], stop_on_failure=True)
+        for step in resp["results"]:
+            r = single(step)
+            print(r["outcome"], r.get("exit_code"))
 
 Requests and results are plain JSON values (dicts and lists) with the
-wire names of API.md. :func:`task` builds a task, :func:`file_id` a
-reference to a stored file. A task failure (non-zero exit, timeout, out
-of memory, a killed policy violation) is an ``outcome`` in its result, not
-an exception.
+wire names of the API, typed for checkers: a step's result is a
+:class:`Result` (a ``TypedDict``), or a list of them for a parallel step
+(:func:`single` and :func:`parallel` tell them apart), and the answer of
+:meth:`Client.execute` an :class:`ExecuteResponse`. :func:`task` builds
+a task, :func:`file_id` a reference to a stored file. A task failure
+(non-zero exit, timeout, out of memory, a killed policy violation) is an
+``outcome`` in its result, not an exception.
+
+Connections
+-----------
+A :class:`Client` keeps its connections open between calls (HTTP/1.1
+keep-alive; at most ``max_idle_connections`` idle ones) and closes them
+in :meth:`Client.close`, or at the end of a ``with`` block. A connection
+the server closed while it was idle is replaced at once, without a
+retry. Each socket operation of an attempt waits at most ``timeout``
+seconds (300 by default: an execute is answered once it ran).
 
 Errors
 ------
@@ -46,8 +60,8 @@ the specification (section 7):
   ``max_delay`` ends the retries: the error is raised with it.
 * 500, 502 and 504 are sent again once.
 * ``file_not_found`` from :meth:`Client.execute`: the files of the request
-  that this client uploaded itself (it keeps their bytes, or the path of
-  :meth:`Client.upload_file`) are uploaded again and the request is sent
+  that this client uploaded itself (it keeps their bytes, or only the
+  path of :meth:`Client.upload_file`) are uploaded again and the request is sent
   once more. A file it does not know cannot come back: the error is
   raised.
 * Any other 4xx is raised at once. That includes 429 ``rate_limited``,
@@ -63,7 +77,8 @@ attributes ``svc_method``, ``svc_path``, ``svc_code``, ``svc_status`` and
 
 Extensions beyond the specification
 -----------------------------------
-API.md adds task fields that :func:`task` takes as keywords: ``limits``
+svc adds task fields (docs/http-api.md, "Extensions beyond the
+specification") that :func:`task` takes as keywords: ``limits``
 (lower a task's limits), ``outputs`` (files collected into the file store
 after the step; :meth:`Client.read_output` downloads one) and
 ``stdin_from`` (in a parallel step, another task's stdout as this task's
@@ -88,20 +103,51 @@ import time
 import urllib.parse
 import uuid
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from types import TracebackType
+from typing import (
+    Any,
+    Callable,
+    BinaryIO,
+    Dict,
+    Generator,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    Literal,
+    TypedDict,
+    Union,
+    cast,
+    overload,
+)
 
 __all__ = [
     "CODES",
+    "OUTCOMES",
     "AFFINITY_HEADER",
+    "CacheSummary",
     "Client",
+    "ExecuteResponse",
+    "Outcome",
+    "OutputEntry",
     "OutputError",
+    "Result",
+    "Stats",
+    "StepResult",
+    "StoredFile",
     "SvcError",
     "Uploaded",
     "file_id",
+    "parallel",
+    "single",
     "task",
 ]
 
-__version__ = "1"
+__version__ = "1.1.0"
 
 log = logging.getLogger("svc_client")
 
@@ -133,10 +179,137 @@ CODES = frozenset(
 AFFINITY_HEADER = "X-Svc-Affinity"
 
 Task = Dict[str, Any]
-"""A task: a JSON object with the wire names of API.md (see :func:`task`)."""
+"""A task: a JSON object with the wire names of the API (see :func:`task`)."""
 
 Step = Union[Task, List[Task]]
 """A step: one task, or a list of tasks that run in parallel."""
+
+Outcome = Literal[
+    "exited",
+    "signaled",
+    "timed_out",
+    "cpu_time_exceeded",
+    "out_of_memory",
+    "ancestor_out_of_memory",
+    "output_limit",
+    "pids_limit",
+    "policy_violation",
+    "not_started",
+    "infrastructure_failure",
+]
+"""How a task ended (docs/http-api.md, "Outcomes")."""
+
+#: Every :data:`Outcome`. A newer server may send one not listed here.
+OUTCOMES = frozenset(
+    {
+        "exited",
+        "signaled",
+        "timed_out",
+        "cpu_time_exceeded",
+        "out_of_memory",
+        "ancestor_out_of_memory",
+        "output_limit",
+        "pids_limit",
+        "policy_violation",
+        "not_started",
+        "infrastructure_failure",
+    }
+)
+
+
+class Stats(TypedDict, total=False):
+    """The statistics of a completed task; a figure the kernel cannot
+    give is None."""
+
+    wall_time_ms: int
+    cpu_usage_usec: Optional[int]
+    cpu_user_usec: Optional[int]
+    cpu_system_usec: Optional[int]
+    cpu_nr_throttled: Optional[int]
+    cpu_throttled_usec: Optional[int]
+    memory_peak_bytes: Optional[int]
+    pids_peak: Optional[int]
+    oom_kill_count: Optional[int]
+    pids_limit_hit_count: Optional[int]
+    denied_syscalls: Dict[str, int]
+
+
+class OutputEntry(TypedDict, total=False):
+    """A collected output: ``file_id`` and ``size`` when stored, else
+    ``error`` (``not_found``, ``not_regular``, ``too_large``,
+    ``store_full``)."""
+
+    file_id: str
+    size: int
+    error: str
+
+
+class Result(TypedDict, total=False):
+    """The result of one task (docs/http-api.md, "A result").
+
+    A completed task has ``outcome``, ``exit_code``, ``signal``,
+    ``replayed``, ``stdout``, ``stderr``, the ``*_truncated`` flags and
+    ``stats`` (and ``outputs`` when it asked for some); a task that did
+    not run has only ``outcome`` (``not_started`` or
+    ``infrastructure_failure``), ``signal`` (None) and ``error``. Fields
+    a newer server adds are kept.
+    """
+
+    outcome: str
+    exit_code: int
+    signal: Optional[int]
+    replayed: bool
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    stats: Stats
+    outputs: Dict[str, OutputEntry]
+    error: str
+
+
+StepResult = Union[Result, List[Result]]
+"""A step's result: a :class:`Result`, or a list of them for a parallel
+step."""
+
+
+class CacheSummary(TypedDict):
+    """What the step cache did for one request."""
+
+    enabled: bool
+    replayed_steps: int
+    stored_steps: int
+
+
+class ExecuteResponse(TypedDict):
+    """The answer of POST /execute: one result per step, in order."""
+
+    results: List[StepResult]
+    cache: CacheSummary
+
+
+class StoredFile(TypedDict):
+    """A stored file, as GET /file lists it."""
+
+    id: str
+    filename: str
+    content_type: str
+    size: int
+    created_at: str
+
+
+def single(step: StepResult) -> Result:
+    """The result of a step of one task; TypeError for a parallel step's."""
+    if isinstance(step, list):
+        raise TypeError("a parallel step's results (%d), not one task's" % len(step))
+    return step
+
+
+def parallel(step: StepResult) -> List[Result]:
+    """The results of a parallel step; TypeError for a step of one task."""
+    if not isinstance(step, list):
+        raise TypeError("one task's result, not a parallel step's")
+    return step
 
 _FILE_ID = re.compile(r"[0-9a-f]{64}")
 
@@ -200,8 +373,8 @@ class SvcError(Exception):
 
 
 class OutputError(Exception):
-    """A collected output the server could not store (API.md, "Collected
-    outputs"): ``error`` is ``not_found``, ``not_regular``, ``too_large`` or
+    """A collected output the server could not store (docs/http-api.md,
+    "Collected outputs"): ``error`` is ``not_found``, ``not_regular``, ``too_large`` or
     ``store_full``; ``path`` is the output's path."""
 
     def __init__(self, path: str, error: str) -> None:
@@ -257,7 +430,7 @@ def task(
     outputs: Optional[Sequence[str]] = None,
     stdin_from: Optional[int] = None,
 ) -> Task:
-    """Build a task (API.md, TASK). Fields left None are not sent, so the
+    """Build a task (docs/http-api.md, "A task"). Fields left None are not sent, so the
     server's defaults apply.
 
     Args:
@@ -323,11 +496,62 @@ def _file_value(path: str, v: Any) -> Any:
 
 
 class _Source:
-    """How to read a stored file's content again, to upload it again."""
+    """What a client keeps of a file it uploaded, to upload it again: its
+    bytes, or only the path it was read from."""
 
-    def __init__(self, name: str, read: Callable[[], bytes]) -> None:
+    def __init__(self, name: str, content: Optional[bytes] = None, path: Optional[str] = None) -> None:
         self.name = name
-        self.read = read
+        self.content = content
+        self.path = path
+
+
+_CHUNK = 64 << 10
+
+
+class _Body:
+    """A multipart upload body streamed from a file at each attempt: the
+    file is read in chunks, never whole, and hashed on the way."""
+
+    def __init__(self, path: str, head: bytes, tail: bytes) -> None:
+        self.path = path
+        self.head = head
+        self.tail = tail
+        self.sha256 = ""  # of the file content sent by the last attempt
+        self.size = 0
+
+    def open(self) -> Tuple[int, Generator[bytes, None, None]]:
+        """Open the file; return the body's length and its chunks."""
+        f = open(self.path, "rb")
+        size = os.fstat(f.fileno()).st_size
+        self.size = size
+
+        def chunks() -> Generator[bytes, None, None]:
+            h = hashlib.sha256()
+            try:
+                yield self.head
+                left = size
+                while left > 0:
+                    b = f.read(min(_CHUNK, left))
+                    if not b:
+                        raise SvcError("invalid_request", "upload: %s shrank while it was being sent" % self.path)
+                    h.update(b)
+                    left -= len(b)
+                    yield b
+                yield self.tail
+                self.sha256 = h.hexdigest()
+            finally:
+                f.close()
+
+        return len(self.head) + size + len(self.tail), chunks()
+
+
+def _sha256_of(path: str) -> str:
+    """The SHA-256 of the file at path, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for b in iter(lambda: f.read(_CHUNK), b""):
+            h.update(b)
+    return h.hexdigest()
 
 
 class Client:
@@ -335,14 +559,17 @@ class Client:
 
     Args:
         base_url: the server's base URL, such as ``http://127.0.0.1:8080``
-            or ``https://svc.example.com/api/v1``; the paths of API.md are
+            or ``https://svc.example.com/api/v1``; the paths of the API are
             appended to it.
         api_key: sent as ``Authorization: Bearer <key>``; None sends none
             (a server started with ``--no-auth``).
-        timeout: seconds each socket operation of an attempt may take;
-            None waits as long as the server takes (an execute is bounded
-            on the server by ``OVERALL_TIMEOUT_MS``). A timeout is a
-            connection failure and is retried.
+        timeout: seconds each socket operation of an attempt may take
+            (connecting, sending, waiting for the answer); 300 by default.
+            An execute is answered once it ran: the server bounds it by
+            ``OVERALL_TIMEOUT_MS`` (60 s by default) after a wait for
+            slots of at most ``QUEUE_TIMEOUT_MS``; raise it for servers
+            whose sum is larger. None waits as long as the server takes.
+            A timeout is a connection failure and is retried.
         max_retries: how many times a call that met a 503 or a connection
             failure is sent again; 0 sends it once.
         min_delay: the backoff before the first retry without a
@@ -357,6 +584,11 @@ class Client:
             and no uploads again on ``file_not_found``.
         ssl_context: the ``ssl.SSLContext`` of an ``https`` URL.
         user_agent: the ``User-Agent`` header.
+        max_idle_connections: how many open connections the client keeps
+            for the next calls (keep-alive); 0 opens one for each attempt.
+
+    A client is a context manager: ``with Client(...) as c:`` closes its
+    connections at the end (:meth:`close`).
     """
 
     def __init__(
@@ -364,7 +596,7 @@ class Client:
         base_url: str,
         api_key: Optional[str] = None,
         *,
-        timeout: Optional[float] = None,
+        timeout: Optional[float] = 300.0,
         max_retries: int = 3,
         min_delay: float = 0.2,
         max_delay: float = 10.0,
@@ -372,6 +604,7 @@ class Client:
         retries: bool = True,
         ssl_context: Any = None,
         user_agent: str = "svc-client-python/" + __version__,
+        max_idle_connections: int = 4,
     ) -> None:
         u = urllib.parse.urlsplit(base_url)
         if u.scheme not in ("http", "https") or not u.hostname:
@@ -394,13 +627,47 @@ class Client:
         self._agent = user_agent
         self._lock = threading.Lock()
         self._sources: Dict[str, _Source] = {}
+        self._max_idle = max(0, max_idle_connections)
+        self._idle: List[http.client.HTTPConnection] = []  # guarded by _lock
         # _sleep waits; tests may replace it.
         self._sleep: Callable[[float], None] = time.sleep
 
     def __repr__(self) -> str:
         return "Client(%r)" % self.base_url
 
+    def close(self) -> None:
+        """Close the connections the client keeps open. The client stays
+        usable: a later call opens a new one."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
     # --- executing -------------------------------------------------------
+
+    @overload
+    def execute(
+        self,
+        request: Union[Mapping[str, Any], Sequence[Step]],
+        *,
+        cache: Optional[bool] = None,
+        stop_on_failure: Optional[bool] = None,
+        legacy: Literal[False] = False,
+    ) -> ExecuteResponse: ...
+
+    @overload
+    def execute(self, request: Sequence[Step], *, legacy: Literal[True]) -> List[StepResult]: ...
 
     def execute(
         self,
@@ -409,7 +676,7 @@ class Client:
         cache: Optional[bool] = None,
         stop_on_failure: Optional[bool] = None,
         legacy: bool = False,
-    ) -> Any:
+    ) -> Union[ExecuteResponse, List[StepResult]]:
         """Run steps in one sandbox (POST /execute) and return the answer.
 
         ``request`` is the envelope (a mapping with ``steps`` and
@@ -474,23 +741,33 @@ class Client:
             self._reupload(fid, affinity, err)
         return self._execute(body, legacy, affinity)
 
-    def run(self, *steps: Step, **options: Any) -> List[Any]:
+    def run(
+        self,
+        *steps: Step,
+        cache: Optional[bool] = None,
+        stop_on_failure: Optional[bool] = None,
+        legacy: bool = False,
+    ) -> List[StepResult]:
         """Run ``steps`` as one request and return its list of step
-        results; ``options`` are those of :meth:`execute`."""
-        resp = self.execute(list(steps), **options)
-        results: List[Any] = resp if options.get("legacy") else resp["results"]
-        return results
+        results (:func:`single` or :func:`parallel` each); the options
+        are those of :meth:`execute`."""
+        if legacy:
+            if cache is not None or stop_on_failure is not None:
+                raise ValueError("run: a legacy request has no cache or stop_on_failure")
+            return self.execute(list(steps), legacy=True)
+        return self.execute(list(steps), cache=cache, stop_on_failure=stop_on_failure)["results"]
 
-    def _execute(self, body: bytes, legacy: bool, affinity: str = "") -> Any:
+    def _execute(self, body: bytes, legacy: bool, affinity: str = "") -> Union[ExecuteResponse, List[StepResult]]:
         resp = self._call("POST", "/execute", body, "application/json", affinity=affinity)
         data = _json(resp, "POST", "/execute")
         if legacy:
             if not isinstance(data, list):
                 raise SvcError("internal_error", "POST /execute: the answer is not a list of results", resp.status)
-            return data
+            results: List[StepResult] = data
+            return results
         if not isinstance(data, dict) or not isinstance(data.get("results"), list):
             raise SvcError("internal_error", "POST /execute: the answer is not an execute response", resp.status)
-        return data
+        return cast(ExecuteResponse, data)
 
     # --- files -----------------------------------------------------------
 
@@ -509,8 +786,9 @@ class Client:
         ``data`` is bytes, a ``str`` (stored as UTF-8), or a binary file
         object, which is read whole. The client keeps the bytes, so that
         :meth:`execute` can upload them again on ``file_not_found``, until
-        :meth:`forget` or :meth:`delete`. ``content_type`` defaults to one
-        guessed from the file name.
+        :meth:`forget` or :meth:`delete`; :meth:`upload_file` streams a
+        file from its path and keeps only the path. ``content_type``
+        defaults to one guessed from the file name.
         """
         if isinstance(data, str):
             content = data.encode("utf-8")
@@ -523,47 +801,53 @@ class Client:
         else:
             raise TypeError("upload: want bytes, str or a binary file object, got %s" % type(data).__name__)
         up = self._upload(content, filename, content_type)
-        self._remember(up.file_id, filename, lambda: content)
+        self._remember(up.file_id, _Source(filename, content=content))
         return up
 
     def upload_file(self, path: Union[str, "os.PathLike[str]"], *, content_type: Optional[str] = None) -> Uploaded:
-        """Upload the file at ``path`` under its base name and remember the
-        path: :meth:`execute` reads it again to upload it again, and refuses
-        to when its content changed meanwhile."""
+        """Upload the file at ``path`` under its base name, streaming it:
+        the client reads it in chunks and holds none of its bytes. It
+        remembers the path: :meth:`execute` reads the file again to
+        upload it again, and refuses to when its content changed
+        meanwhile."""
         path = os.fspath(path)
-        with open(path, "rb") as f:
-            content = f.read()
         name = os.path.basename(path)
-        up = self._upload(content, name, content_type)
-
-        def read() -> bytes:
-            with open(path, "rb") as f:
-                return f.read()
-
-        self._remember(up.file_id, name, read)
+        up = self._upload_path(path, name, content_type)
+        self._remember(up.file_id, _Source(name, path=path))
         return up
 
     def _upload(self, content: bytes, filename: str, content_type: Optional[str], affinity: str = "") -> Uploaded:
-        if content_type is None:
-            content_type = mimetypes.guess_type(filename)[0] or "application/octet-stream"
-        body, ctype = _multipart(content, filename, content_type)
-        resp = self._call("POST", "/file", body, ctype, affinity=affinity)
+        head, tail, ctype = _multipart(filename, content_type)
+        resp = self._call("POST", "/file", head + content + tail, ctype, affinity=affinity)
+        return self._uploaded(resp, filename, hashlib.sha256(content).hexdigest(), len(content))
+
+    def _upload_path(self, path: str, filename: str, content_type: Optional[str], affinity: str = "") -> Uploaded:
+        head, tail, ctype = _multipart(filename, content_type)
+        body = _Body(path, head, tail)
+        try:
+            resp = self._call("POST", "/file", body, ctype, affinity=affinity)
+        except OSError as e:  # opening the file
+            raise SvcError("invalid_request", "upload %s: %s" % (path, e)) from e
+        return self._uploaded(resp, filename, body.sha256, body.size)
+
+    def _uploaded(self, resp: "_Response", filename: str, want: str, size: int) -> Uploaded:
+        """The Uploaded of a POST /file answer, checked against the
+        SHA-256 of the content sent."""
         data = _json(resp, "POST", "/file")
         fid = data.get("file_id") if isinstance(data, dict) else None
         if not isinstance(fid, str) or not _FILE_ID.fullmatch(fid):
             raise SvcError("internal_error", "POST /file: the answer has no valid file_id (%r)" % (fid,), resp.status)
-        want = hashlib.sha256(content).hexdigest()
         if fid != want:
             raise SvcError(
                 "internal_error",
                 "POST /file: the server stored %s as %s, want its SHA-256 %s" % (filename, fid, want),
                 resp.status,
             )
-        return Uploaded(fid, int(data.get("size", len(content))), bool(data.get("already_exists", False)))
+        return Uploaded(fid, int(data.get("size", size)), bool(data.get("already_exists", False)))
 
-    def _remember(self, fid: str, name: str, read: Callable[[], bytes]) -> None:
+    def _remember(self, fid: str, src: _Source) -> None:
         with self._lock:
-            self._sources[fid] = _Source(name, read)
+            self._sources[fid] = src
 
     def forget(self, ref: FileRef) -> None:
         """Drop what the client keeps of the stored file ``ref``: it will
@@ -577,7 +861,7 @@ class Client:
         if src is None:  # forgotten meanwhile
             return
         try:
-            content = src.read()
+            now = _sha256_of(src.path) if src.path is not None else hashlib.sha256(src.content or b"").hexdigest()
         except OSError as e:
             raise SvcError(
                 "file_not_found",
@@ -586,7 +870,7 @@ class Client:
                 raw_code=cause.raw_code,
                 request_id=cause.request_id,
             ) from e
-        if hashlib.sha256(content).hexdigest() != fid:
+        if now != fid:
             raise SvcError(
                 "file_not_found",
                 "%s; %s cannot be uploaded again: its content changed" % (cause.message, src.name),
@@ -595,7 +879,10 @@ class Client:
                 request_id=cause.request_id,
             )
         try:
-            self._upload(content, src.name, None, affinity)
+            if src.path is None:
+                self._upload(src.content or b"", src.name, None, affinity)
+            else:
+                self._upload_path(src.path, src.name, None, affinity)
         except SvcError as e:
             raise SvcError(
                 "file_not_found",
@@ -618,7 +905,7 @@ class Client:
 
     def read_output(self, result: Mapping[str, Any], path: str) -> bytes:
         """Download the collected output ``path`` of a task's result (the
-        ``outputs`` extension of API.md). Raises :class:`OutputError` when
+        ``outputs`` extension, docs/http-api.md). Raises :class:`OutputError` when
         the server could not collect it, KeyError when the task did not ask
         for it."""
         outs = result.get("outputs")
@@ -629,13 +916,13 @@ class Client:
             raise OutputError(path, entry["error"])
         return self.download(entry["file_id"])
 
-    def list_files(self) -> List[Dict[str, Any]]:
+    def list_files(self) -> List[StoredFile]:
         """Return the stored files, newest first (GET /file): dicts with
         ``id``, ``filename``, ``content_type``, ``size``, ``created_at``."""
         data = _json(self._call("GET", "/file"), "GET", "/file")
         if not isinstance(data, dict) or not isinstance(data.get("files"), list):
             raise SvcError("internal_error", "GET /file: the answer is not a file list")
-        files: List[Dict[str, Any]] = data["files"]
+        files: List[StoredFile] = data["files"]
         return files
 
     def delete(self, ref: FileRef) -> None:
@@ -679,7 +966,7 @@ class Client:
         self,
         method: str,
         path: str,
-        body: Optional[bytes] = None,
+        body: Union[None, bytes, _Body] = None,
         content_type: str = "",
         *,
         retry: bool = True,
@@ -743,7 +1030,13 @@ class Client:
         return d / 2 + random.uniform(0, d / 2)
 
     def _attempt(
-        self, method: str, path: str, body: Optional[bytes], content_type: str, request_id: str, affinity: str
+        self,
+        method: str,
+        path: str,
+        body: Union[None, bytes, _Body],
+        content_type: str,
+        request_id: str,
+        affinity: str,
     ) -> "_Response":
         headers = {"User-Agent": self._agent, "X-Request-Id": request_id, "Accept": "application/json"}
         if self._key is not None:
@@ -754,21 +1047,63 @@ class Client:
             headers[AFFINITY_HEADER] = affinity
         if body is None and method in ("POST", "PUT"):
             body = b""
+        # A kept connection the server closed while it was idle fails at
+        # once: the request goes again on a new one, not counted as a
+        # retry.
+        conn, reused = self._take()
+        while True:
+            stream: Optional[Generator[bytes, None, None]] = None
+            data: Union[None, bytes, Generator[bytes, None, None]] = body if not isinstance(body, _Body) else None
+            if isinstance(body, _Body):
+                try:
+                    length, stream = body.open()
+                except BaseException:
+                    self._give(conn, keep=reused)
+                    raise
+                headers["Content-Length"] = str(length)
+                data = stream
+            try:
+                conn.request(method, self._prefix + path, body=data, headers=headers)
+                r = conn.getresponse()
+                payload = r.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as e:
+                conn.close()
+                if reused:
+                    conn, reused = self._connect(), False
+                    continue
+                raise _ConnectionFailed(e) from e
+            except (OSError, http.client.HTTPException) as e:  # socket.timeout is an OSError
+                conn.close()
+                raise _ConnectionFailed(e) from e
+            except BaseException:
+                conn.close()
+                raise
+            finally:
+                if stream is not None:
+                    stream.close()
+            self._give(conn, keep=not r.will_close)
+            return _Response(r.status, {k.lower(): v for k, v in r.getheaders()}, payload)
+
+    def _connect(self) -> http.client.HTTPConnection:
         if self._https:
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=self.timeout, context=self._ssl
-            )
-        else:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
-        try:
-            conn.request(method, self._prefix + path, body=body, headers=headers)
-            r = conn.getresponse()
-            data = r.read()
-            return _Response(r.status, {k.lower(): v for k, v in r.getheaders()}, data)
-        except (OSError, http.client.HTTPException) as e:  # socket.timeout is an OSError
-            raise _ConnectionFailed(e) from e
-        finally:
-            conn.close()
+            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout, context=self._ssl)
+        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+
+    def _take(self) -> Tuple[http.client.HTTPConnection, bool]:
+        """A kept connection (True), else a new one (False)."""
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return self._connect(), False
+
+    def _give(self, conn: http.client.HTTPConnection, keep: bool) -> None:
+        """Keep conn for a later call, or close it."""
+        if keep:
+            with self._lock:
+                if len(self._idle) < self._max_idle:
+                    self._idle.append(conn)
+                    return
+        conn.close()
 
 
 class _ConnectionFailed(Exception):
@@ -861,10 +1196,13 @@ def _file_ids(steps: Iterable[Any]) -> List[str]:
     return ids
 
 
-def _multipart(content: bytes, filename: str, content_type: str) -> Tuple[bytes, str]:
-    """A multipart/form-data body with one part named "file"."""
+def _multipart(filename: str, content_type: Optional[str]) -> Tuple[bytes, bytes, str]:
+    """The head and tail of a multipart/form-data body with one part named
+    "file", whose content goes between them, and its Content-Type."""
     if any(c in filename for c in "\r\n\0"):
         raise ValueError("upload: the file name %r has a line break or NUL" % filename)
+    if content_type is None:
+        content_type = mimetypes.guess_type(filename)[0] or "application/octet-stream"
     boundary = "svc-" + uuid.uuid4().hex
     try:
         filename.encode("ascii")
@@ -872,5 +1210,5 @@ def _multipart(content: bytes, filename: str, content_type: str) -> Tuple[bytes,
     except UnicodeEncodeError:
         disp = "form-data; name=\"file\"; filename*=utf-8''%s" % urllib.parse.quote(filename, safe="")
     head = "--%s\r\nContent-Disposition: %s\r\nContent-Type: %s\r\n\r\n" % (boundary, disp, content_type)
-    body = head.encode("utf-8") + content + ("\r\n--%s--\r\n" % boundary).encode("ascii")
-    return body, "multipart/form-data; boundary=" + boundary
+    tail = "\r\n--%s--\r\n" % boundary
+    return head.encode("utf-8"), tail.encode("ascii"), "multipart/form-data; boundary=" + boundary
