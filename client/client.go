@@ -1,4 +1,5 @@
-// Package client is a Go client of the svc HTTP API (API.md). It speaks
+// Package client is a Go client of the svc HTTP API (docs/http-api.md;
+// docs/go-client.md is this package's guide). It speaks
 // in the library's own types: an execute request is an [svc.Request], its
 // answer an [svc.Response], a stored file an [svc.StoredFile], and every
 // error the server answers is an [*svc.Error] whose Code is the code of

@@ -1,4 +1,4 @@
-// Package httpapi serves the svc HTTP API (API.md) on top of a
+// Package httpapi serves the svc HTTP API (docs/http-api.md) on top of a
 // [svc.Sandbox] and its [svc.FileStore], with the standard library's
 // net/http. It holds the wire contract and nothing of the sandbox: it
 // imports the public svc package only.

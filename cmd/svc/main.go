@@ -1,6 +1,6 @@
 // Command svc runs untrusted programs in Linux sandboxes.
 //
-//	svc serve [flags]              serve the HTTP API (API.md)
+//	svc serve [flags]              serve the HTTP API (docs/http-api.md)
 //	svc run [flags] request.json   run one request locally, print the response
 //	svc prepare [flags]            prepare the Go build cache ahead, then exit
 //	svc health [flags]             exit 0 when a server's /health answers 200

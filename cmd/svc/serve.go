@@ -28,7 +28,8 @@ import (
 
 const serveUsage = `usage: svc serve [flags]
 
-Serves the HTTP API of API.md until SIGTERM or SIGINT, then drains: /health
+Serves the HTTP API (docs/http-api.md in the svc repository; GET
+/openapi.json describes it) until SIGTERM or SIGINT, then drains: /health
 answers 503 until the process exits, running requests are killed and
 request bodies still arriving are cut, all answering shutting_down, and the
 process exits 0 within SHUTDOWN_TIMEOUT_MS whatever its clients do. Logs are JSON lines on standard
