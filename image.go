@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // imageFiles identify the root filesystem the sandboxes see: its
@@ -405,4 +407,125 @@ func goVersion(file string) (string, error) {
 		return "", nil
 	}
 	return v, nil
+}
+
+// A Language is how a judge builds and runs a source in one language: the
+// recipe svctest's programs follow (svctest.C, CPP, ...) and GET
+// /languages lists for each toolchain of the image. The measured needs
+// are in docs/languages.md.
+type Language struct {
+	// Name is the language's short name: "c", "cpp", "python", "pypy",
+	// "go", "java", "rust", "js".
+	Name string `json:"name"`
+	// Toolchain is the toolchain of the image that provides it, as
+	// DetectImage names it ("g++-12"); "" in [LanguageRecipes].
+	Toolchain string `json:"toolchain,omitempty"`
+	// Source is the workspace path the source goes to ("main.cpp").
+	Source string `json:"source"`
+	// Files are other files the build needs, inline, by workspace path
+	// (Go's go.mod); nil for none.
+	Files map[string]string `json:"files,omitempty"`
+	// Build is the command and arguments that build the source in /svc,
+	// under BuildProfile; nil for a language whose source runs as it is.
+	Build        []string `json:"build,omitempty"`
+	BuildProfile Profile  `json:"build_profile,omitempty"`
+	// BuildNeeds are the least limits a build of a small source needs,
+	// with margin (memory, pids, CPU time, wall time; zero fields need
+	// no more than the defaults): a service whose limits are lower
+	// cannot build it.
+	BuildNeeds TaskLimits `json:"build_needs,omitzero"`
+	// Run is the command and arguments that run the program in /svc,
+	// under RunProfile, reading its input on stdin.
+	Run        []string   `json:"run"`
+	RunProfile Profile    `json:"run_profile"`
+	RunNeeds   TaskLimits `json:"run_needs,omitzero"`
+	// prefix is what the names of its toolchains start with.
+	prefix string
+}
+
+// recipes are the languages a judge runs, with the toolchain each needs.
+// Builds run under compile_v2 (compilers start processes), runs under
+// native_v2 (threads only).
+var recipes = []Language{
+	{Name: "c", prefix: "gcc-", Source: "main.c",
+		Build: []string{"gcc", "-O2", "-std=gnu17", "-o", "main", "main.c", "-lm"}, BuildProfile: ProfileCompileV2,
+		BuildNeeds: TaskLimits{MemoryMax: 64 * MiB, PidsMax: 8},
+		Run:        []string{"./main"}, RunProfile: ProfileNativeV2},
+	{Name: "cpp", prefix: "g++-", Source: "main.cpp",
+		Build: []string{"g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"}, BuildProfile: ProfileCompileV2,
+		BuildNeeds: TaskLimits{MemoryMax: 512 * MiB, PidsMax: 8, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+		Run:        []string{"./main"}, RunProfile: ProfileNativeV2},
+	{Name: "python", prefix: "python-", Source: "main.py",
+		Run: []string{"python3", "main.py"}, RunProfile: ProfileNativeV2},
+	{Name: "pypy", prefix: "pypy-", Source: "main.py",
+		Run: []string{"pypy3", "main.py"}, RunProfile: ProfileNativeV2,
+		RunNeeds: TaskLimits{MemoryMax: 64 * MiB, PidsMax: 8}},
+	{Name: "go", prefix: "go-", Source: "main.go", Files: map[string]string{"go.mod": "module main\n\ngo 1.22\n"},
+		Build: []string{"go", "build", "-o", "main", "."}, BuildProfile: ProfileCompileV2,
+		BuildNeeds: TaskLimits{MemoryMax: 512 * MiB, PidsMax: 64, CPUTimeLimit: 30 * time.Second, WallTimeout: 60 * time.Second},
+		Run:        []string{"./main"}, RunProfile: ProfileNativeV2},
+	{Name: "java", prefix: "java-", Source: "Main.java",
+		Build: []string{"javac", "-encoding", "UTF-8", "Main.java"}, BuildProfile: ProfileCompileV2,
+		BuildNeeds: TaskLimits{MemoryMax: 512 * MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+		Run:        []string{"java", "-Xss64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "Main"}, RunProfile: ProfileNativeV2,
+		RunNeeds: TaskLimits{MemoryMax: 384 * MiB, PidsMax: 64}},
+	{Name: "rust", prefix: "rustc-", Source: "main.rs",
+		Build: []string{"rustc", "--edition=2021", "-O", "-o", "main", "main.rs"}, BuildProfile: ProfileCompileV2,
+		BuildNeeds: TaskLimits{MemoryMax: 512 * MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
+		Run:        []string{"./main"}, RunProfile: ProfileNativeV2},
+	{Name: "js", prefix: "node-", Source: "main.js",
+		Run: []string{"node", "main.js"}, RunProfile: ProfileNativeV2,
+		RunNeeds: TaskLimits{MemoryMax: 128 * MiB, PidsMax: 32}},
+}
+
+// LanguageRecipes returns every language's recipe, with no toolchain:
+// each a copy the caller may change.
+func LanguageRecipes() []Language {
+	out := make([]Language, len(recipes))
+	for i, l := range recipes {
+		out[i] = l.clone()
+	}
+	return out
+}
+
+// LanguageRecipe returns the recipe of the language name ("cpp"), with no
+// toolchain, and whether there is one.
+func LanguageRecipe(name string) (Language, bool) {
+	for _, l := range recipes {
+		if l.Name == name {
+			return l.clone(), true
+		}
+	}
+	return Language{}, false
+}
+
+// Languages returns the recipe of each language that one of toolchains
+// (as DetectImage lists them) provides, in the order of
+// [LanguageRecipes], each with its toolchain: the last of toolchains'
+// sorted names that it starts with (gcc-13 before gcc-12; the commands
+// are the unversioned ones, gcc, the image's default). A toolchain no
+// recipe knows is left out.
+func Languages(toolchains []string) []Language {
+	var out []Language
+	for _, l := range recipes {
+		found := ""
+		for _, tc := range toolchains {
+			if strings.HasPrefix(tc, l.prefix) && tc > found {
+				found = tc
+			}
+		}
+		if found != "" {
+			l = l.clone()
+			l.Toolchain = found
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (l Language) clone() Language {
+	l.Files = maps.Clone(l.Files)
+	l.Build = slices.Clone(l.Build)
+	l.Run = slices.Clone(l.Run)
+	return l
 }

@@ -127,3 +127,17 @@ func (c *Client) DropCache(ctx context.Context) (int, error) {
 	}
 	return *v.DroppedLayers, nil
 }
+
+// Languages returns how to build and run a source in each language of
+// the server's image (GET /languages): the recipe svctest's programs
+// follow, for each toolchain /info lists. A judge in any language builds
+// a submission from it without hand-written commands.
+func (c *Client) Languages(ctx context.Context) ([]svc.Language, error) {
+	var v struct {
+		Languages []svc.Language `json:"languages"`
+	}
+	if err := c.getJSON(ctx, http.MethodGet, "/languages", nil, &v); err != nil {
+		return nil, err
+	}
+	return v.Languages, nil
+}

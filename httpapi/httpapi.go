@@ -13,7 +13,7 @@
 // # Endpoints
 //
 // POST /execute, POST and GET /file, GET and DELETE /file/{id}, DELETE
-// /cache, GET /info, GET /metrics, GET or HEAD /health and GET
+// /cache, GET /info, GET /languages, GET /metrics, GET or HEAD /health and GET
 // /openapi.json, each also under /api/v1. Every endpoint but /health and
 // /openapi.json needs an API key. GET /openapi.json serves the OpenAPI 3.1
 // document of the API ([svc.OpenAPI], as JSON). An unknown path
@@ -135,6 +135,7 @@ type Handler struct {
 	log    *slog.Logger
 	m      *metricSet
 	info   []byte // the /info body, fixed at New
+	langs  []byte // the /languages body, fixed at New
 	routes []route
 
 	bodyIdle time.Duration
@@ -211,6 +212,7 @@ func (h *Handler) table() []route {
 		{"/file/{id}", false, map[string]http.HandlerFunc{"GET": h.download, "DELETE": h.deleteFile}},
 		{"/cache", false, map[string]http.HandlerFunc{"DELETE": h.dropCache}},
 		{"/info", false, map[string]http.HandlerFunc{"GET": h.serveInfo}},
+		{"/languages", false, map[string]http.HandlerFunc{"GET": h.serveLanguages}},
 		{"/metrics", false, map[string]http.HandlerFunc{"GET": h.serveMetrics}},
 		{"/health", true, map[string]http.HandlerFunc{"GET": h.health, "HEAD": h.health}},
 		{"/openapi.json", true, map[string]http.HandlerFunc{"GET": h.serveOpenAPI}},

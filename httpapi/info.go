@@ -56,7 +56,13 @@ func (h *Handler) infoBody(cfg Config) ([]byte, error) {
 		in.Toolchains = []string{}
 	}
 	b, err := json.Marshal(in)
-	return append(b, '\n'), err
+	if err != nil {
+		return nil, err
+	}
+	if h.langs, err = languagesBody(in.Toolchains); err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // goBuildCacheInfo is the "go_build_cache" object of /info, the one part

@@ -33,6 +33,7 @@ var answers = map[string][]int{
 	"DELETE /file/{id}": {204, 400, 401, 404, 429, 500, 503},
 	"DELETE /cache":     {200, 401, 409, 429, 500},
 	"GET /info":         {200, 401, 429, 500},
+	"GET /languages":    {200, 401, 429, 500},
 	"GET /metrics":      {200, 401, 429, 500},
 	"GET /health":       {200, 500, 503},
 	"HEAD /health":      {200, 500, 503},

@@ -80,40 +80,18 @@ func raise[T int64 | time.Duration](v, def, need T) T {
 
 // C returns the program of a C source: built by gcc -O2 -std=gnu17 as
 // main.c, run under native_v2.
-func C(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.c": {Content: src}},
-		Build:      []string{"gcc", "-O2", "-std=gnu17", "-o", "main", "main.c", "-lm"},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-		BuildNeeds: svc.Limits{MemoryMax: 64 * svc.MiB, PidsMax: 8},
-	}
-}
+func C(src string) Program { return fromRecipe("c", src) }
 
 // CPP returns the program of a C++ source: built by g++ -O2 -std=gnu++17
 // as main.cpp, run under native_v2. A source that includes
 // <bits/stdc++.h> and <regex> takes about 300 MiB and 3 s of CPU to build:
 // BuildNeeds are set for it.
-func CPP(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.cpp": {Content: src}},
-		Build:      []string{"g++", "-O2", "-std=gnu++17", "-o", "main", "main.cpp"},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 8, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
-	}
-}
+func CPP(src string) Program { return fromRecipe("cpp", src) }
 
 // Python returns the program of a Python 3 source, main.py, run by
 // python3 under native_v2 (a submission: its threads need no process; a
 // program that forks, multiprocessing for one, needs compile_v2).
-func Python(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.py": {Content: src}},
-		Run:        []string{"python3", "main.py"},
-		RunProfile: svc.ProfileNativeV2,
-	}
-}
+func Python(src string) Program { return fromRecipe("python", src) }
 
 // Go returns the program of a Go source, main.go, in a module of its own:
 // built by go build under compile_v2 (go starts the compiler and the
@@ -121,15 +99,7 @@ func Python(src string) Program {
 // cache (svc.Config.GoBuildCache) the build compiles the program alone,
 // in a fraction of a second of CPU; without one it compiles the standard
 // library first, about 10 s of CPU and 350 MiB: BuildNeeds are for that.
-func Go(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.go": {Content: src}, "go.mod": {Content: "module main\n\ngo 1.22\n"}},
-		Build:      []string{"go", "build", "-o", "main", "."},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 30 * time.Second, WallTimeout: 60 * time.Second},
-	}
-}
+func Go(src string) Program { return fromRecipe("go", src) }
 
 // GoBuildCache returns a directory for svc.Config.GoBuildCache that the
 // tests of this machine share, run after run ($TMPDIR/svc-test-gocache):
@@ -141,14 +111,7 @@ func GoBuildCache() string { return filepath.Join(os.TempDir(), "svc-test-gocach
 // PyPy returns the program of a Python 3 source, main.py, run by pypy3
 // (PyPy 7.3, Python 3.9) under native_v2: its JIT and threads need no
 // process.
-func PyPy(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.py": {Content: src}},
-		Run:        []string{"pypy3", "main.py"},
-		RunProfile: svc.ProfileNativeV2,
-		RunNeeds:   svc.Limits{MemoryMax: 64 * svc.MiB, PidsMax: 8},
-	}
-}
+func PyPy(src string) Program { return fromRecipe("pypy", src) }
 
 // JavaHeap is the largest heap of a [Java] program: -Xmx of its run.
 const JavaHeap = 256 * svc.MiB
@@ -168,36 +131,36 @@ const JavaHeap = 256 * svc.MiB
 // an OutOfMemoryError. RunNeeds leave room for the heap and the JVM's own
 // memory (metaspace, code cache, thread stacks); change -Xmx in Run and
 // RunNeeds.MemoryMax together.
-func Java(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"Main.java": {Content: src}},
-		Build:      []string{"javac", "-encoding", "UTF-8", "Main.java"},
-		Run:        []string{"java", "-Xss64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "Main"},
-		RunProfile: svc.ProfileNativeV2,
-		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
-		RunNeeds:   svc.Limits{MemoryMax: JavaHeap + 128*svc.MiB, PidsMax: 64},
-	}
-}
+func Java(src string) Program { return fromRecipe("java", src) }
 
 // Rust returns the program of a Rust source, main.rs: built by rustc
 // --edition=2021 -O (rustc links with cc), run under native_v2.
-func Rust(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.rs": {Content: src}},
-		Build:      []string{"rustc", "--edition=2021", "-O", "-o", "main", "main.rs"},
-		Run:        []string{"./main"},
-		RunProfile: svc.ProfileNativeV2,
-		BuildNeeds: svc.Limits{MemoryMax: 512 * svc.MiB, PidsMax: 64, CPUTimeLimit: 10 * time.Second, WallTimeout: 20 * time.Second},
-	}
-}
+func Rust(src string) Program { return fromRecipe("rust", src) }
 
 // JS returns the program of a JavaScript source, main.js, run by node
 // under native_v2 (node makes threads, not processes).
-func JS(src string) Program {
-	return Program{
-		Files:      map[string]svc.File{"main.js": {Content: src}},
-		Run:        []string{"node", "main.js"},
-		RunProfile: svc.ProfileNativeV2,
-		RunNeeds:   svc.Limits{MemoryMax: 128 * svc.MiB, PidsMax: 32},
+func JS(src string) Program { return fromRecipe("js", src) }
+
+// fromRecipe returns the program of src in the language name, by its
+// recipe (svc.LanguageRecipe, which GET /languages serves): the source
+// and the other files of the recipe, its build and run commands, its run
+// profile and its needs. The build keeps the sandbox's default profile.
+func fromRecipe(name, src string) Program {
+	l, ok := svc.LanguageRecipe(name)
+	if !ok {
+		panic("svctest: no recipe for " + name)
 	}
+	files := map[string]svc.File{l.Source: {Content: src}}
+	for p, c := range l.Files {
+		files[p] = svc.File{Content: c}
+	}
+	return Program{
+		Files: files, Build: l.Build, Run: l.Run, RunProfile: l.RunProfile,
+		BuildNeeds: needs(l.BuildNeeds), RunNeeds: needs(l.RunNeeds),
+	}
+}
+
+// needs returns a recipe's needs as the Limits of a Program.
+func needs(t svc.TaskLimits) svc.Limits {
+	return svc.Limits{MemoryMax: t.MemoryMax, PidsMax: t.PidsMax, CPUTimeLimit: t.CPUTimeLimit, WallTimeout: t.WallTimeout}
 }

@@ -172,6 +172,42 @@ func (e InfoGoBuildCacheState) Valid() bool {
 	}
 }
 
+// Defines values for LanguageName.
+const (
+	C      LanguageName = "c"
+	Cpp    LanguageName = "cpp"
+	Go     LanguageName = "go"
+	Java   LanguageName = "java"
+	Js     LanguageName = "js"
+	Pypy   LanguageName = "pypy"
+	Python LanguageName = "python"
+	Rust   LanguageName = "rust"
+)
+
+// Valid indicates whether the value is a known member of the LanguageName enum.
+func (e LanguageName) Valid() bool {
+	switch e {
+	case C:
+		return true
+	case Cpp:
+		return true
+	case Go:
+		return true
+	case Java:
+		return true
+	case Js:
+		return true
+	case Pypy:
+		return true
+	case Python:
+		return true
+	case Rust:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MissingOutputError.
 const (
 	MissingOutputErrorNotFound   MissingOutputError = "not_found"
@@ -1159,6 +1195,51 @@ func (e GetInfo500JSONResponseBodyCode) Valid() bool {
 	}
 }
 
+// Defines values for GetLanguages401JSONResponseBodyCode.
+const (
+	GetLanguages401JSONResponseBodyCodeUnauthorized GetLanguages401JSONResponseBodyCode = "unauthorized"
+)
+
+// Valid indicates whether the value is a known member of the GetLanguages401JSONResponseBodyCode enum.
+func (e GetLanguages401JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case GetLanguages401JSONResponseBodyCodeUnauthorized:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLanguages429JSONResponseBodyCode.
+const (
+	GetLanguages429JSONResponseBodyCodeRateLimited GetLanguages429JSONResponseBodyCode = "rate_limited"
+)
+
+// Valid indicates whether the value is a known member of the GetLanguages429JSONResponseBodyCode enum.
+func (e GetLanguages429JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case GetLanguages429JSONResponseBodyCodeRateLimited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLanguages500JSONResponseBodyCode.
+const (
+	GetLanguages500JSONResponseBodyCodeInternalError GetLanguages500JSONResponseBodyCode = "internal_error"
+)
+
+// Valid indicates whether the value is a known member of the GetLanguages500JSONResponseBodyCode enum.
+func (e GetLanguages500JSONResponseBodyCode) Valid() bool {
+	switch e {
+	case GetLanguages500JSONResponseBodyCodeInternalError:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetMetrics401JSONResponseBodyCode.
 const (
 	GetMetrics401JSONResponseBodyCodeUnauthorized GetMetrics401JSONResponseBodyCode = "unauthorized"
@@ -1408,6 +1489,59 @@ type InfoCgroupVersion int
 // InfoGoBuildCacheState defines model for Info.GoBuildCache.State.
 type InfoGoBuildCacheState string
 
+// Language A language's recipe. To judge a source: place it at `source` (and
+// `files`) in a step running `build` under `build_profile` (cache it:
+// it is deterministic), then run `run` under `run_profile` on each
+// input. Limits of the service below `build_needs` (`/info`
+// `limits`) cannot build a small source.
+type Language struct {
+	// Build The build command and its arguments, run in `/svc`; absent for a language that runs its source as it is.
+	Build *[]string `json:"build,omitempty"`
+
+	// BuildNeeds Per-task limits, lower only: each replaces the service's value for
+	// this task and must be positive and at most the service's (more is
+	// 422 `limits_exceeded`). Integer literals only. `{}` changes nothing.
+	BuildNeeds *TaskLimits `json:"build_needs,omitempty"`
+
+	// BuildProfile A versioned system-call policy. v2 profiles are allowlists (a call
+	// not on the list fails with ENOSYS), v1 denylists; `compile_*` may
+	// create processes and sockets, `native_*` neither.
+	BuildProfile *Profile `json:"build_profile,omitempty"`
+
+	// Files Other files the build needs, inline, by workspace path (Go's `go.mod`).
+	Files *map[string]string `json:"files,omitempty"`
+
+	// Name The language's short name.
+	Name LanguageName `json:"name"`
+
+	// Run The run command and its arguments, run in `/svc`, reading the input on stdin.
+	Run []string `json:"run"`
+
+	// RunNeeds Per-task limits, lower only: each replaces the service's value for
+	// this task and must be positive and at most the service's (more is
+	// 422 `limits_exceeded`). Integer literals only. `{}` changes nothing.
+	RunNeeds *TaskLimits `json:"run_needs,omitempty"`
+
+	// RunProfile A versioned system-call policy. v2 profiles are allowlists (a call
+	// not on the list fails with ENOSYS), v1 denylists; `compile_*` may
+	// create processes and sockets, `native_*` neither.
+	RunProfile Profile `json:"run_profile"`
+
+	// Source The workspace path the source goes to, such as `main.cpp`.
+	Source string `json:"source"`
+
+	// Toolchain The toolchain of `/info` `toolchains` that provides it, such as `g++-12`.
+	Toolchain string `json:"toolchain"`
+}
+
+// LanguageName The language's short name.
+type LanguageName string
+
+// LanguageList defines model for LanguageList.
+type LanguageList struct {
+	Languages []Language `json:"languages"`
+}
+
 // MissingOutput defines model for MissingOutput.
 type MissingOutput struct {
 	// Error `not_found`; `not_regular` (a directory, a device, a FIFO, a
@@ -1579,6 +1713,9 @@ type Task struct {
 	// SandboxProfile Default `DEFAULT_SANDBOX_PROFILE` (compile_v2); one not in `ALLOWED_SANDBOX_PROFILES` is 422 `profile_not_allowed`.
 	SandboxProfile *Profile `json:"sandbox_profile,omitempty"`
 
+	// StderrPath The standard error to a workspace file, as `stdout_path`.
+	StderrPath *WorkspacePath `json:"stderr_path,omitempty"`
+
 	// Stdin Written to the standard input, which is then closed; empty is closed at once.
 	Stdin *string `json:"stdin,omitempty"`
 
@@ -1589,6 +1726,34 @@ type Task struct {
 	// producer's `stdout` in its result is the transcript, cut at its
 	// output limit.
 	StdinFrom *int `json:"stdin_from,omitempty"`
+
+	// StdinPath A workspace file that becomes the standard input: one the
+	// step's `files` place (inline or `file_id`) or one an earlier
+	// step left. The service opens it without following a symbolic
+	// link at any component and the open file itself is the task's
+	// fd 0 (nothing is copied, whatever its size). Nothing at the
+	// path, or anything but a regular file reached without a link (a
+	// directory, a FIFO, a link), and the task does not start: its
+	// result is completed with `exit_code` 127 and a first stderr
+	// line `svc: stdin_path "<path>": <reason>`. Not together with a
+	// non-empty `stdin` nor with `stdin_from` (400). A path under
+	// `/tmp` is absolute, and refused (400).
+	StdinPath *WorkspacePath `json:"stdin_path,omitempty"`
+
+	// StdoutPath Sends the standard output to this workspace file, created (with
+	// its missing directories) or truncated before the task starts,
+	// owned by the task's user, mode 0644; a symbolic link at any
+	// component, a FIFO or a directory there and the task does not
+	// start, as for `stdin_path`. The file holds at most the task's
+	// output limit: past it, it holds exactly the limit and the
+	// outcome is `output_limit` (so too when the workspace is full).
+	// The result's `stdout` is then empty, and the stream does not
+	// count against the request's output budget. May equal
+	// `stderr_path` (both streams in one file, as `2>&1`, within one
+	// output limit); may not equal `stdin_path` (400); not on a task
+	// whose stdout feeds another (`stdin_from`, 400); two tasks of a
+	// step may not write one file (400).
+	StdoutPath *WorkspacePath `json:"stdout_path,omitempty"`
 
 	// WorkingDir An absolute directory inside the sandbox; default `/svc`. One
 	// that does not exist makes the task `infrastructure_failure`.
@@ -2012,6 +2177,23 @@ type GetInfo429JSONResponseBodyCode string
 
 // GetInfo500JSONResponseBodyCode defines parameters for GetInfo.
 type GetInfo500JSONResponseBodyCode string
+
+// GetLanguagesParams defines parameters for GetLanguages.
+type GetLanguagesParams struct {
+	// XRequestId Kept as the request's id when it is 1 to 128 visible ASCII
+	// characters; otherwise the server makes a UUID. The response and the
+	// server's log lines carry the id.
+	XRequestId *RequestID `json:"X-Request-Id,omitempty"`
+}
+
+// GetLanguages401JSONResponseBodyCode defines parameters for GetLanguages.
+type GetLanguages401JSONResponseBodyCode string
+
+// GetLanguages429JSONResponseBodyCode defines parameters for GetLanguages.
+type GetLanguages429JSONResponseBodyCode string
+
+// GetLanguages500JSONResponseBodyCode defines parameters for GetLanguages.
+type GetLanguages500JSONResponseBodyCode string
 
 // GetMetricsParams defines parameters for GetMetrics.
 type GetMetricsParams struct {
@@ -2678,6 +2860,18 @@ type ClientInterface interface {
 	// Corresponds with GET /info (the `GetInfo` operationId).
 	GetInfo(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLanguages How to build and run a source in each language of this instance's image
+	//
+	// For each language whose toolchain `/info` lists, the recipe a
+	// judge follows (svctest's programs follow the same): where the
+	// source goes, the build command and profile, the run command and
+	// profile, and the least limits a build and a run of a small
+	// source need (docs/languages.md measures them). Fixed while the
+	// instance runs.
+	//
+	// Corresponds with GET /languages (the `GetLanguages` operationId).
+	GetLanguages(ctx context.Context, params *GetLanguagesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetMetrics Metrics in the Prometheus text format
 	//
 	// Among them `svc_execution_slots_in_use`, the execution slots held
@@ -2866,6 +3060,28 @@ func (c *Client) HeadHealth(ctx context.Context, params *HeadHealthParams, reqEd
 // Corresponds with GET /info (the `GetInfo` operationId).
 func (c *Client) GetInfo(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetInfoRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLanguages How to build and run a source in each language of this instance's image
+//
+// For each language whose toolchain `/info` lists, the recipe a
+// judge follows (svctest's programs follow the same): where the
+// source goes, the build command and profile, the run command and
+// profile, and the least limits a build and a run of a small
+// source need (docs/languages.md measures them). Fixed while the
+// instance runs.
+//
+// Corresponds with GET /languages (the `GetLanguages` operationId).
+func (c *Client) GetLanguages(ctx context.Context, params *GetLanguagesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLanguagesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3318,6 +3534,48 @@ func NewGetInfoRequest(server string, params *GetInfoParams) (*http.Request, err
 	return req, nil
 }
 
+// NewGetLanguagesRequest constructs an http.Request for the GetLanguages method
+func NewGetLanguagesRequest(server string, params *GetLanguagesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/languages")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XRequestId != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Request-Id", *params.XRequestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Request-Id", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetMetricsRequest constructs an http.Request for the GetMetrics method
 func NewGetMetricsRequest(server string, params *GetMetricsParams) (*http.Request, error) {
 	var err error
@@ -3541,6 +3799,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /info (the `GetInfo` operationId).
 	GetInfoWithResponse(ctx context.Context, params *GetInfoParams, reqEditors ...RequestEditorFn) (*GetInfoResponse, error)
+
+	// GetLanguagesWithResponse How to build and run a source in each language of this instance's image
+	//
+	// For each language whose toolchain `/info` lists, the recipe a
+	// judge follows (svctest's programs follow the same): where the
+	// source goes, the build command and profile, the run command and
+	// profile, and the least limits a build and a run of a small
+	// source need (docs/languages.md measures them). Fixed while the
+	// instance runs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /languages (the `GetLanguages` operationId).
+	GetLanguagesWithResponse(ctx context.Context, params *GetLanguagesParams, reqEditors ...RequestEditorFn) (*GetLanguagesResponse, error)
 
 	// GetMetricsWithResponse Metrics in the Prometheus text format
 	//
@@ -4625,6 +4897,98 @@ func (r GetInfoResponse) ContentType() string {
 	return ""
 }
 
+// GetLanguagesResponse200Headers the declared response headers of an HTTP 200 response for GetLanguages
+type GetLanguagesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetLanguagesResponse401Headers the declared response headers of an HTTP 401 response for GetLanguages
+type GetLanguagesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetLanguagesResponse429Headers the declared response headers of an HTTP 429 response for GetLanguages
+type GetLanguagesResponse429Headers struct {
+	RetryAfter int
+	XRequestId string
+}
+
+// GetLanguagesResponse500Headers the declared response headers of an HTTP 500 response for GetLanguages
+type GetLanguagesResponse500Headers struct {
+	XRequestId string
+}
+
+type GetLanguagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LanguageList
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLanguagesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLanguagesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLanguagesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLanguagesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLanguagesResponse) GetJSON200() *LanguageList {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLanguagesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLanguagesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLanguagesResponse) GetJSON500() *ServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLanguagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLanguagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLanguagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLanguagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetMetricsResponse200Headers the declared response headers of an HTTP 200 response for GetMetrics
 type GetMetricsResponse200Headers struct {
 	XRequestId string
@@ -4926,6 +5290,26 @@ func (c *ClientWithResponses) GetInfoWithResponse(ctx context.Context, params *G
 		return nil, err
 	}
 	return ParseGetInfoResponse(rsp)
+}
+
+// GetLanguagesWithResponse How to build and run a source in each language of this instance's image
+//
+// For each language whose toolchain `/info` lists, the recipe a
+// judge follows (svctest's programs follow the same): where the
+// source goes, the build command and profile, the run command and
+// profile, and the least limits a build and a run of a small
+// source need (docs/languages.md measures them). Fixed while the
+// instance runs.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /languages (the `GetLanguages` operationId).
+func (c *ClientWithResponses) GetLanguagesWithResponse(ctx context.Context, params *GetLanguagesParams, reqEditors ...RequestEditorFn) (*GetLanguagesResponse, error) {
+	rsp, err := c.GetLanguages(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLanguagesResponse(rsp)
 }
 
 // GetMetricsWithResponse Metrics in the Prometheus text format
@@ -6178,6 +6562,110 @@ func ParseGetInfoResponse(rsp *http.Response) (*GetInfoResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetInfoResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLanguagesResponse parses an HTTP response from a GetLanguagesWithResponse call
+func ParseGetLanguagesResponse(rsp *http.Response) (*GetLanguagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLanguagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LanguageList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLanguagesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLanguagesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLanguagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLanguagesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
