@@ -39,6 +39,15 @@
 //     bounding set and says it is ready: it is a shell, which runs one task
 //     after another.
 //
+// The init ends with its parent, by two ways either of which suffices:
+// its parent-death signal (SIGKILL; set again after its last change of
+// ids, which may clear it), and the hangup of its control socket, which
+// the kernel signals to it whatever it is doing (O_ASYNC: SIGIO on every
+// event of the socket, whose handler exits once the other end is
+// closed). The kernel then kills every process of its PID namespace.
+// The zygote ends at its socket's EOF, or by its parent-death signal,
+// set again after each spawn's change of ids.
+//
 // For each task it receives a struct svc_task with the task's fds and its
 // frame of mount records (the workspace and /tmp trees, a fresh /dev/shm),
 // makes those mounts and clones the task process into an IPC namespace of

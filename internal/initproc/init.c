@@ -17,6 +17,7 @@
 #include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -746,6 +747,42 @@ static int received_fds(struct msghdr *msg, int *fds)
 // The control socket of a shell, moved out of the task's fd range.
 static int ctl = -1;
 
+// on_control runs on every event of the control socket (watch_control):
+// once the other end is closed (the service is dead, or has given the
+// shell up), the init exits wherever it is, and the kernel kills every
+// process of its PID namespace with it. Any other event (a task arriving)
+// changes nothing.
+static void on_control(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	struct pollfd p = {.fd = ctl, .events = POLLRDHUP};
+	const struct timespec now = {0};
+	if (ppoll(&p, 1, &now, NULL) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)))
+		_exit(0);
+	errno = saved;
+}
+
+// watch_control has the kernel tell the init of every event of its
+// control socket, the hangup among them, with SIGIO (O_ASYNC), whatever
+// the init is doing: waiting for its task, for the next one, or in a
+// task's setup or teardown. With the parent-death signal (cell_child),
+// this is the second of two ways a shell ends with its service: it does
+// not depend on which thread of the service is the init's parent, nor on
+// a signal a change of credentials clears, and it costs nothing while
+// the socket is quiet: one signal when a task arrives. The check after
+// the watch is set catches a hangup that came before.
+static void watch_control(void)
+{
+	struct sigaction sa = {.sa_handler = on_control, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	int fl = fcntl(ctl, F_GETFL);
+	if (sigaction(SIGIO, &sa, NULL) < 0 || fcntl(ctl, F_SETOWN, getpid()) < 0 || fl < 0 ||
+	    fcntl(ctl, F_SETFL, fl | O_ASYNC) < 0)
+		die("shell: watch the control socket", NULL);
+	on_control(SIGIO);
+}
+
 // shell_recv receives one task on the control socket: its fds go to 0-4,
 // its cgroup files from SVC_FD_CGROUP on and its trees after them; its
 // mount records are returned. It returns NULL at EOF: the parent is done
@@ -871,6 +908,7 @@ static int shell_main(void)
 	if ((ctl = fcntl(SVC_FD_CONFIG, F_DUPFD_CLOEXEC, 32)) < 0)
 		die("shell: control socket", NULL);
 	close(SVC_FD_CONFIG);
+	watch_control();
 	setup(recs, nrec);
 	if (last_pid < 0 || !limits_set) {
 		errno = EINVAL;
@@ -983,6 +1021,12 @@ static void __attribute__((noreturn)) cell_child(const int *fds, int sync_r, int
 		die("setresgid", "0");
 	if (setresuid(0, 0, 0) < 0)
 		die("setresuid", "0");
+	// Again: a change of the effective or filesystem ids clears the
+	// parent-death signal (prctl(2)), and with other id maps the change
+	// above would. The init makes none after this. A parent dead before
+	// this line is told by the control socket (watch_control).
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		die("prctl", "parent-death signal");
 	_exit(shell_main());
 }
 
@@ -1032,6 +1076,9 @@ static int write_proc(pid_t pid, const char *name, const char *s)
 	errno = err;
 	return n == (ssize_t)strlen(s) ? 0 : -1;
 }
+
+// zparent is the zygote's parent, the service.
+static pid_t zparent;
 
 // zspawn serves one spawn request: clone3 the init into fresh user,
 // mount, PID, IPC and UTS namespaces and the given network namespace, map
@@ -1087,8 +1134,11 @@ static void zspawn(int hostnet, const struct svc_spawn *req, const int *fds, int
 			cell_child(fds, sync[0], sync[1]);
 		cerr = errno;
 	}
-	// Root again, or no zygote: the parent starts another.
-	if (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0) {
+	// Root again, or no zygote: the parent starts another. The ids'
+	// change cleared the parent-death signal: set again, and if the
+	// parent died meanwhile, no zygote either.
+	if (setresuid(-1, 0, -1) < 0 || setresgid(-1, 0, -1) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != zparent) {
 		if (pid > 0)
 			kill(pid, SIGKILL);
 		_exit(SVC_EXIT_SETUP_FAILED);
@@ -1170,6 +1220,7 @@ static int zygote_main(void)
 {
 	prctl(PR_SET_NAME, "svc-zygote", 0, 0, 0);
 	// If the parent died before this line, the socket's EOF ends us.
+	zparent = getppid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (setgroups(0, NULL) < 0)
 		return SVC_EXIT_SETUP_FAILED;

@@ -268,18 +268,19 @@ var PreExecCalls = []string{"read", "close", "mmap", "munmap", "prlimit64", "chd
 // filter is installed (the end of its setup: CellSpec.BaseFilter), for
 // each task: receive it, mount its /svc, /tmp and /dev/shm, clone its task
 // process into a new IPC namespace, wait, kill and reap, undo the mounts,
-// reset the PID sequence, report; and those its task process makes before
-// it installs its own filter: its process group, rlimits, cgroups and
-// cgroup namespace, identity, capabilities, fds, then the filter, and
-// PreExecCalls after it. Traced (strace -f of the shell tests), with
-// the error paths' exit_group and the allocator's brk, mmap, munmap and
-// madvise. The base filter allows them all; each task's own filter then
+// reset the PID sequence, report; to look at its control socket when the
+// kernel signals an event of it (ppoll, and rt_sigreturn from the
+// handler); and those its task process makes before it installs its own
+// filter: its process group, rlimits, cgroups and cgroup namespace,
+// identity, capabilities, fds, then the filter, and PreExecCalls after
+// it. Traced (strace -f of the shell tests), with the error paths'
+// exit_group and the allocator's brk, mmap, munmap and madvise. The base filter allows them all; each task's own filter then
 // decides them as its profile does (seccomp.Layers).
 var ShellCalls = []string{
 	// The init.
 	"recvmsg", "sendmsg", "read", "write", "close", "fcntl", "dup3", "brk", "mmap", "munmap", "madvise",
 	"mount", "mount_setattr", "move_mount", "mkdir", "umount2", "clone", "wait4", "kill", "pwrite64",
-	"exit_group",
+	"exit_group", "ppoll", "rt_sigreturn",
 	// The task process.
 	"prctl", "rt_sigaction", "setpgid", "prlimit64", "unshare", "setresgid", "setresuid", "capset",
 	"close_range", "seccomp", "chdir", "execve",

@@ -29,8 +29,11 @@ import (
 // once its task is done. Their PR_SET_PDEATHSIG, and the zygote's, fire
 // when the OS thread that started the zygote exits: that thread is
 // locked and never exits, so they fire when this process dies, and the
-// tasks die with their inits (their PID namespaces end). A zygote that
-// died is replaced on the next request.
+// tasks die with their inits (their PID namespaces end). An init also
+// ends when its control socket hangs up, which it watches whatever it
+// is doing (initproc): so a shell does not outlive this process even
+// without its parent-death signal. A zygote that died is replaced on the
+// next request.
 
 // zygote is one running zygote.
 type zygote struct {
