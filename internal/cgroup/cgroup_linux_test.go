@@ -1108,3 +1108,43 @@ func testServiceSupervisor(t *testing.T, h *Hierarchy, ns bool) {
 		t.Fatal(err)
 	}
 }
+
+// TestServiceNoControllers checks the error of Service on v2 in a cgroup
+// to which the memory, pids and cpu controllers are not delegated, as in
+// a container whose runtime delegates none: seen from the container's own
+// cgroup namespace, a cgroup whose parent enables no controller.
+func TestServiceNoControllers(t *testing.T) {
+	h := hierarchy(t)
+	if h.Version() != V2 {
+		t.Skipf("controllers are delegated per cgroup on v2 only (have v%d)", h.Version())
+	}
+	_, was, err := readSelf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.ctrls[0]
+	// A sibling of this process's cgroup, which enables nothing for its
+	// children, and in it the "container's" cgroup.
+	parent := path.Join(path.Dir(was), uniqueName(t))
+	if was == "/" {
+		parent = "/" + uniqueName(t)
+	}
+	ctr := path.Join(parent, "ctr")
+	for _, d := range []string{parent, ctr} {
+		if err := os.Mkdir(c.dir(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, d := range []string{ctr + "/svc", ctr, parent} {
+			if err := os.Remove(c.dir(d)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cleanup: %v", err)
+			}
+		}
+	})
+	fake := &Hierarchy{ver: V2, ctrls: []ctrl{{mnt: c.dir(ctr), root: "/", own: "/"}}}
+	_, err = fake.Service("", "svc")
+	if err == nil || !strings.Contains(err.Error(), "controller memory not available in "+c.dir(ctr)) {
+		t.Fatalf("Service in a cgroup with no controllers: %v, want that memory is not available", err)
+	}
+}
