@@ -247,3 +247,17 @@ func TestJudgeFeaturesJSON(t *testing.T) {
 		t.Errorf("verdict.txt: %q", verdict.String())
 	}
 }
+
+// TestJudgeFiles runs judgefiles against a server the test starts: the
+// right solution is accepted on every stored test, the wrong one is not,
+// and a submission's request and response stay small.
+func TestJudgeFiles(t *testing.T) {
+	svctest.RequireSandbox(t)
+	bin := build(t, "judgefiles")
+	s := svctest.NewServer(t, svctest.Config{})
+	out := runExample(t, filepath.Join(bin, "judgefiles"), "-url", s.URL, "-key", s.Key, "-tests", "12")
+	if !strings.Contains(out, "right: 12 of 12 accepted") || !regexp.MustCompile(`wrong: [0-9]+ of 12 accepted`).MatchString(out) ||
+		strings.Contains(out, "wrong: 12 of 12") || strings.Contains(out, "judge-error") {
+		t.Fatalf("judgefiles printed:\n%s", out)
+	}
+}

@@ -186,6 +186,9 @@ type Report struct {
 	// InteractorBuild is the result of the interactor's build
 	// (JudgeInteractive); nil for none.
 	InteractorBuild *svc.Result
+	// CheckerBuild is the result of the checker's build (JudgeFiles);
+	// nil for none.
+	CheckerBuild *svc.Result
 	// Cases are the cases with their verdicts, in order.
 	Cases []CaseResult
 }
@@ -197,6 +200,9 @@ type CaseResult struct {
 	Verdict Verdict
 	// Result is the result of the run.
 	Result svc.Result
+	// Comment is the first line the checker wrote on its stderr
+	// (JudgeFiles), at most 200 bytes; "" for none.
+	Comment string
 	// Interactor is the interactor's result (JudgeInteractive); nil for
 	// none. Its Stdout is what it wrote to the solution, the solution's
 	// Result.Stdout what the solution wrote to it.
@@ -270,6 +276,7 @@ func (r *Report) String() string {
 	var b strings.Builder
 	writeBuild(&b, "build", r.Build)
 	writeBuild(&b, "interactor build", r.InteractorBuild)
+	writeBuild(&b, "checker build", r.CheckerBuild)
 	interactive := slices.ContainsFunc(r.Cases, func(c CaseResult) bool { return c.Interactor != nil })
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	head := "case\tverdict\tcpu\twall\tmemory\tended\trefused"
