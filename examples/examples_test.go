@@ -261,3 +261,18 @@ func TestJudgeFiles(t *testing.T) {
 		t.Fatalf("judgefiles printed:\n%s", out)
 	}
 }
+
+// TestPythonJudgeFiles runs python/judge_files.py against a server the
+// test starts: every stored test is accepted.
+func TestPythonJudgeFiles(t *testing.T) {
+	svctest.RequireSandbox(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on the PATH")
+	}
+	s := svctest.NewServer(t, svctest.Config{})
+	out := runExample(t, py, "python/judge_files.py", "--url", s.URL, "--key", s.Key, "--tests", "10", "--size", "20000")
+	if !strings.HasPrefix(out, "10 of 10 accepted\n") {
+		t.Fatalf("judge_files.py printed:\n%s", out)
+	}
+}
