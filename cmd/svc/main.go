@@ -5,6 +5,7 @@
 //	svc prepare [flags]            prepare the Go build cache ahead, then exit
 //	svc health [flags]             exit 0 when a server's /health answers 200
 //	svc bench [flags]              measure what a request costs (as root)
+//	svc version                    print the version and build of the binary (also --version)
 //
 // Every setting is an environment variable and the same as a flag in kebab
 // case (MAX_CONCURRENCY, --max-concurrency); a flag wins over the
@@ -24,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -50,6 +52,8 @@ func main() {
 		err = benchCmd(os.Args[2:], os.Stdout, os.Stderr)
 	case benchClientCmd: // svc bench's load client, not for users
 		err = benchClient(os.Args[2:], os.Stdout)
+	case "version", "--version":
+		err = versionCmd(os.Args[2:], os.Stdout)
 	case "-h", "--help", "help":
 		usage()
 		return
@@ -76,6 +80,8 @@ func usage() {
   svc health [flags]             exit 0 when the server's /health answers 200 (HEALTHCHECK)
   svc bench [flags]              measure what a request costs next to a bare fork+exec
                                  ("svc bench --help" lists the figures and flags)
+  svc version                    print the version, Go version and commit of the binary
+                                 (also "svc --version")
 `)
 }
 
@@ -113,7 +119,7 @@ func runCmd(args []string, stdout io.Writer) error {
 	if *verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	sb, err := svc.New(cfg)
+	sb, err := newRunSandbox(cfg)
 	if err != nil {
 		return err
 	}
@@ -128,4 +134,26 @@ func runCmd(args []string, stdout io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(resp)
+}
+
+// runAside says what svc run, which holds a state dir and a range of
+// host ids while it runs, needs beside a running svc serve: both of its
+// own, since the defaults are the server's.
+const runAside = "svc run beside a running svc serve needs a state dir and a range of host ids of its own: " +
+	"pass --state-dir (STATE_DIR) with another directory, e.g. --state-dir \"$(mktemp -d)\", " +
+	"and --sandbox-uid-base (SANDBOX_UID_BASE) with a range the server does not use"
+
+// newRunSandbox is svc.New for svc run, whose errors for a state dir or
+// host ids in use by another instance say how to run beside it.
+func newRunSandbox(cfg svc.Config) (*svc.Sandbox, error) {
+	if dir, err := filepath.Abs(cfg.StateDir); err == nil {
+		if err := stateDirFree(dir); err != nil {
+			return nil, fmt.Errorf("run: state dir %s is in use by another svc instance; %s", dir, runAside)
+		}
+	}
+	sb, err := svc.New(cfg)
+	if errors.Is(err, svc.ErrHostIDsInUse) {
+		return nil, fmt.Errorf("run: %w; %s", err, runAside)
+	}
+	return sb, err
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -162,6 +163,8 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 			sb.Close(ctx)
 		}
 	}()
+
+	logConcurrency(log, o.Limits.MaxConcurrency, sb.Limits())
 
 	api, err := apiConfig(o, sb, cacheURL, imageID, toolchains, keys)
 	if err != nil {
@@ -312,6 +315,24 @@ func apiConfig(o *options, sb *svc.Sandbox, cacheURL *url.URL, imageID string, t
 		Toolchains:      toolchains,
 		Logger:          o.Logger,
 	}, nil
+}
+
+// logConcurrency says so when MAX_CONCURRENCY was not set (set is 0)
+// and its default, max(CPUs, MAX_PARALLEL_TASKS), gave more task slots
+// than CPUs: tasks then share CPUs, and their wall times depend on the
+// load. A MAX_PARALLEL_TASKS above its default warns; the default's on a
+// small machine is an INFO line.
+func logConcurrency(log *slog.Logger, set int, lim svc.Limits) {
+	cpus := runtime.NumCPU()
+	if set != 0 || lim.MaxConcurrency <= cpus {
+		return
+	}
+	level := slog.LevelInfo
+	if lim.MaxParallelTasks > svc.DefaultLimits().MaxParallelTasks {
+		level = slog.LevelWarn
+	}
+	log.Log(context.Background(), level, "MAX_CONCURRENCY is not set: its default, max(CPUs, MAX_PARALLEL_TASKS), gives more task slots than CPUs, which tasks share; set MAX_CONCURRENCY to choose",
+		"max_concurrency", lim.MaxConcurrency, "max_parallel_tasks", lim.MaxParallelTasks, "cpus", cpus)
 }
 
 // newKey returns a random API key: 48 hex characters.

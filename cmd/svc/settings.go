@@ -347,15 +347,32 @@ func parseCacheURL(v string) (*url.URL, error) {
 	return u, nil
 }
 
+// sizeUnits are the suffixes of a size, upper-cased: binary ones, as
+// API.md's sizes are (64M and 64MiB are the same, 1G is 2^30 bytes);
+// 1Gi, as Kubernetes writes it, too.
+var sizeUnits = map[string]int64{"": 1, "B": 1,
+	"K": svc.KiB, "KI": svc.KiB, "KIB": svc.KiB, "M": svc.MiB, "MI": svc.MiB, "MIB": svc.MiB,
+	"G": svc.GiB, "GI": svc.GiB, "GIB": svc.GiB, "T": 1 << 40, "TI": 1 << 40, "TIB": 1 << 40}
+
 // parseSize parses a whole number of bytes with an optional binary
-// suffix: K, KiB, M, MiB, G, GiB (64M and 64MiB are the same).
+// suffix (sizeUnits), in any case. An SI-looking suffix (KB, MB, GB, TB)
+// is refused rather than read as either: 1GB is 10^9 bytes to some and
+// 2^30 to others.
 func parseSize(s string) (int64, error) {
-	num := strings.TrimRight(s, "KMGTiBkmgtib")
-	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "i"))
-	mult := map[string]int64{"": 1, "K": svc.KiB, "M": svc.MiB, "G": svc.GiB, "T": 1 << 40}[unit]
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i < 0 {
+		i = len(s)
+	}
+	num, unit := s[:i], strings.ToUpper(s[i:])
+	if len(unit) == 2 && unit[1] == 'B' && strings.IndexByte("KMGT", unit[0]) >= 0 {
+		return 0, fmt.Errorf("%q: sizes are binary, and an SI suffix (KB, MB, GB, TB) is refused rather than guessed: "+
+			"write %s%s or %s%siB for %s x 2^%d bytes, or the number of bytes", s, num, unit[:1], num, unit[:1], num,
+			10*(strings.IndexByte("KMGT", unit[0])+1))
+	}
+	mult, ok := sizeUnits[unit]
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || mult == 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("want a positive size in bytes or with a binary suffix (64M, 64MiB, 1G), got %q", s)
+	if !ok || err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("want a positive size in bytes or with a binary suffix (64M, 64MiB, 1G = 1GiB = 2^30 bytes), got %q", s)
 	}
 	return n * mult, nil
 }

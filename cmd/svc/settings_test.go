@@ -19,17 +19,28 @@ import (
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]int64{
 		"1": 1, "4096": 4096, "64K": 64 << 10, "64KiB": 64 << 10, "64M": 64 << 20,
-		"64MiB": 64 << 20, "1G": 1 << 30, "1GiB": 1 << 30, "2g": 2 << 30,
+		"64MiB": 64 << 20, "1G": 1 << 30, "1GiB": 1 << 30, "2g": 2 << 30, "1Gi": 1 << 30, "3B": 3,
 	} {
 		got, err := parseSize(in)
 		if err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "1.5M", "M", "12X", "64MB5", "99999999999999999999"} {
+	for _, in := range []string{"", "0", "-1", "1.5M", "M", "12X", "64MB5", "99999999999999999999", "1 G", "1GiBB"} {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) accepted", in)
 		}
+	}
+	// SI-looking suffixes are refused, saying what to write instead.
+	for in, want := range map[string]string{"1GB": "write 1G or 1GiB for 1 x 2^30 bytes", "500mb": "write 500M or 500MiB for 500 x 2^20 bytes",
+		"4KB": "2^10", "2TB": "2^40"} {
+		_, err := parseSize(in)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "SI suffix") {
+			t.Errorf("parseSize(%q): %v, want a refusal saying %q", in, err, want)
+		}
+	}
+	if _, err := parse(t, "--memory-max", "1GB"); err == nil || !strings.Contains(err.Error(), "MEMORY_MAX") {
+		t.Errorf("--memory-max 1GB: %v, want a refusal naming the setting", err)
 	}
 }
 
