@@ -7,10 +7,18 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/svc-sandbox/svc"
 )
+
+// The examples that make a Sandbox need root, namespaces and cgroups, and
+// go test cannot skip an example: it runs every one with an Output
+// comment, as any user, and fails it on a different output. So those are
+// compile-only (no Output comment), and the tests show what they do on a
+// real sandbox (TestEndToEndNative, TestOutputsCollected,
+// TestLimitTaskMemory); the examples that need no sandbox are checked.
 
 // A Sandbox for a judge: tighter limits than the defaults, the v2
 // profiles only, logs to the default logger. One state directory serves
@@ -189,4 +197,20 @@ func ExampleTask_limits() {
 		log.Fatal(err) // e.g. steps[1].limits.memory_max_bytes: 536870912 exceeds the service's 268435456
 	}
 	fmt.Println(resp.Results[1].Results[0].Outcome) // out_of_memory: 128 MiB is over the task's 64
+}
+
+// A request as a client sends it, decoded and checked: a mistake is
+// refused with a message naming the field, which a server answers with
+// 400 and code invalid_request.
+func ExampleDecodeRequest() {
+	req, err := svc.DecodeRequest(strings.NewReader(`{"steps": [{"cmd": "gcc", "args": ["-o", "main", "main.c"]}, [{"cmd": "./main"}, {"cmd": 7}]]}`))
+	fmt.Println(req == nil, err)
+	req, err = svc.DecodeRequest(strings.NewReader(`[{"cmd": "echo", "args": ["hi"], "sandbox_profile": "native_v2"}]`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(req.Steps), req.Steps[0].Tasks[0].Cmd, req.Steps[0].Tasks[0].SandboxProfile)
+	// Output:
+	// true steps[1][1].cmd: expected a string
+	// 1 echo native_v2
 }

@@ -13,7 +13,9 @@ import (
 )
 
 // Compile a C source on a server and run it, the source uploaded once and
-// referred to by its file id. (Compile-only: it needs a server.)
+// referred to by its file id. (Compile-only, with no Output comment: go
+// test would run it, and it needs a server; TestEndpoints makes the same
+// calls against a real one.)
 func ExampleClient_Execute() {
 	c, err := client.New(client.Config{URL: "http://127.0.0.1:8080", Key: os.Getenv("SVC_KEY")})
 	if err != nil {
@@ -43,10 +45,11 @@ func ExampleClient_Execute() {
 }
 
 // A client for a busy server: more retries of 503s and dropped
-// connections, longer waits allowed.
+// connections, longer waits allowed. New checks the URL and makes no
+// request (a trailing slash is dropped), so this example runs.
 func ExampleRetryPolicy() {
 	c, err := client.New(client.Config{
-		URL: "https://svc.example.com/api/v1",
+		URL: "https://svc.example.com/api/v1/",
 		Key: os.Getenv("SVC_KEY"),
 		Retry: client.RetryPolicy{
 			MaxRetries: 6,
@@ -57,5 +60,6 @@ func ExampleRetryPolicy() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = c
+	fmt.Println(c.URL())
+	// Output: https://svc.example.com/api/v1
 }

@@ -13,7 +13,8 @@ import (
 // A judge's test: a C++ solution on its cases under the problem's limits
 // (1 s of CPU time, 64 MiB), one build under the sandbox's, the runs in
 // parallel, outputs compared token by token. (Compile-only: it needs
-// root.)
+// root, and a test's *testing.T, which an example has not; go test would
+// run an example with an Output comment and could not skip it.)
 func ExampleJudge() {
 	var t *testing.T // the test's
 	src := "#include <iostream>\nint main() { long long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
@@ -35,6 +36,8 @@ func ExampleJudge() {
 }
 
 // A test against a real server on loopback, through the Go client.
+// (Compile-only: it needs root, and a test's *testing.T; the package's
+// tests run servers this way.)
 func ExampleServer_NewClient() {
 	var t *testing.T // the test's
 	s := svctest.NewServer(t, svctest.Config{})
