@@ -68,6 +68,12 @@ Figures (--only selects them by id; the bare baseline always runs):
   judged      a judged submission: g++ -O2 of a C++ solution (a cached step,
               replayed) and 48 tests as 6 parallel steps of 8 under native_v2,
               as one request; next to the 48 tests on the host, 8 at a time
+  judged-files
+              judged from files: 48 stored tests of 1 MiB read as stdin_path,
+              outputs to stdout_path, a token checker in the sandbox, builds
+              replayed; next to bare fork+exec of the same on the host and to
+              inline stdin; the bytes of a submission, the service's CPU a test
+  stdin-file  the service's own CPU for a 256 MiB stdin_path read by wc
   interactive the round trip of a line between two tasks that feed each other
               (stdin_from: a pinger and cat, native_v2), 10000 round trips a
               sample timed by the pinger, and the same two programs joined by
@@ -176,6 +182,8 @@ func figures() []figure {
 		{"output", (*bench).output},
 		{"file", (*bench).file},
 		{"judged", (*bench).judged},
+		{"judged-files", (*bench).judgedFiles},
+		{"stdin-file", (*bench).stdinFile},
 		{"interactive", (*bench).interactive},
 	}
 }

@@ -84,6 +84,11 @@ func TestGeneratedClient(t *testing.T) {
 	if in := info.JSON200; in.Limits.MaxConcurrency != s.Sandbox.Limits().MaxConcurrency || in.SandboxProfiles.Default != oc.CompileV2 {
 		t.Errorf("info %+v", in)
 	}
+	langs, err := c.GetLanguagesWithResponse(ctx, nil)
+	sent("languages", err)
+	if langs.StatusCode() != 200 || langs.JSON200 == nil {
+		t.Fatalf("languages: %s %s", langs.Status(), langs.Body)
+	}
 
 	// Upload: a multipart body, as the generated client takes it.
 	content := []byte("stored through the generated client\n")
