@@ -815,3 +815,74 @@ func startRedis(t *testing.T) string {
 	})
 	return addr
 }
+
+// TestFullImage runs every language of docs/languages.md in the full
+// image, and checks that its Go build cache is prepared: the first go
+// build in a fresh container is warm. Building the full image takes
+// minutes more than CI has for it, so it runs on an image built before:
+//
+//	deploy/build-image.sh full
+//	SVC_TEST_FULL_IMAGE=localhost/svc:full go test ./deploy -run TestFullImage -v
+func TestFullImage(t *testing.T) {
+	requirePodman(t)
+	img := os.Getenv("SVC_TEST_FULL_IMAGE")
+	if img == "" {
+		t.Skip("set SVC_TEST_FULL_IMAGE to an image of deploy/build-image.sh full")
+	}
+	c, log := start(t, img, "--privileged", "-e", "MEMORY_MAX=512MiB", "-e", "PIDS_MAX=128")
+	if c == nil {
+		t.Fatalf("svc exited at start:\n%s", log)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	info, err := c.c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("toolchains: %v", info.Toolchains)
+	build := func(cmd string, args []string, files map[string]string) svc.Step {
+		fs := map[string]svc.File{}
+		for name, content := range files {
+			fs[name] = svc.File{Content: content}
+		}
+		return svc.Single(svc.Task{Cmd: cmd, Args: args, Files: fs, SandboxProfile: svc.ProfileCompileV2})
+	}
+	runs := func(cmd string, args ...string) svc.Step {
+		return svc.Single(svc.Task{Cmd: cmd, Args: args, SandboxProfile: svc.ProfileNativeV2})
+	}
+	for _, tc := range []struct {
+		lang  string
+		steps []svc.Step
+	}{
+		{"go", []svc.Step{build("go", []string{"build", "-o", "main", "."}, map[string]string{
+			"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hi\") }\n", "go.mod": "module hello\n\ngo 1.26\n"}),
+			runs("./main")}},
+		{"java", []svc.Step{build("javac", []string{"Main.java"}, map[string]string{
+			"Main.java": `public class Main { public static void main(String[] a) { System.out.println("hi"); } }`}),
+			runs("java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "Main")}},
+		{"rust", []svc.Step{build("rustc", []string{"--edition=2021", "-O", "-o", "main", "main.rs"}, map[string]string{
+			"main.rs": `fn main() { println!("hi"); }`}), runs("./main")}},
+		{"c++", []svc.Step{build("g++", []string{"-O2", "-o", "main", "main.cpp"}, map[string]string{
+			"main.cpp": "#include <iostream>\nint main() { std::cout << \"hi\\n\"; }\n"}), runs("./main")}},
+		{"javascript", []svc.Step{build("true", nil, map[string]string{"main.js": `console.log("hi")`}), runs("node", "main.js")}},
+		{"pypy", []svc.Step{build("true", nil, map[string]string{"main.py": `print("hi")`}), runs("pypy3", "main.py")}},
+		{"python", []svc.Step{build("true", nil, map[string]string{"main.py": `print("hi")`}), runs("python3", "main.py")}},
+	} {
+		resp, err := c.c.Execute(ctx, &svc.Request{Steps: tc.steps})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.lang, err)
+		}
+		b, r := resp.Results[0].Results[0], resp.Results[1].Results[0]
+		if b.Outcome != svc.OutcomeExited || b.ExitCode != 0 || r.Outcome != svc.OutcomeExited || r.Stdout != "hi\n" {
+			t.Errorf("%s: build %s (exit %d, %q), run %s, stdout %q, stderr %q", tc.lang, b.Outcome, b.ExitCode, b.Stderr, r.Outcome, r.Stdout, r.Stderr)
+			continue
+		}
+		t.Logf("%s: build %d ms wall, %d us CPU, %d bytes peak", tc.lang, b.Stats.WallTimeMs, *b.Stats.CPUUsageUsec, *b.Stats.MemoryPeakBytes)
+		// The first go build of a fresh container compiles the program
+		// alone: cold, it compiles the standard library too (about 8 s of
+		// CPU).
+		if tc.lang == "go" && *b.Stats.CPUUsageUsec > 3_000_000 {
+			t.Errorf("go: the first build took %d us of CPU: the image's Go build cache is not used", *b.Stats.CPUUsageUsec)
+		}
+	}
+}
