@@ -41,12 +41,13 @@
 //
 // The init ends with its parent, by two ways either of which suffices:
 // its parent-death signal (SIGKILL; set again after its last change of
-// ids, which may clear it), and the hangup of its control socket, which
-// the kernel signals to it whatever it is doing (O_ASYNC: SIGIO on every
-// event of the socket, whose handler exits once the other end is
-// closed). The kernel then kills every process of its PID namespace.
-// The zygote ends at its socket's EOF, or by its parent-death signal,
-// set again after each spawn's change of ids.
+// ids, which may clear it), and the hangup of its control socket. While
+// a task's processes live, the kernel signals that to the init whatever
+// it is doing (O_ASYNC: SIGIO, whose handler exits once the other end is
+// closed); otherwise the socket's EOF, or a failed write to it, ends the
+// init. The kernel then kills every process of its PID namespace. The
+// zygote ends at its socket's EOF, or by its parent-death signal, set
+// again after each spawn's change of ids.
 //
 // For each task it receives a struct svc_task with the task's fds and its
 // frame of mount records (the workspace and /tmp trees, a fresh /dev/shm),

@@ -747,11 +747,14 @@ static int received_fds(struct msghdr *msg, int *fds)
 // The control socket of a shell, moved out of the task's fd range.
 static int ctl = -1;
 
-// on_control runs on every event of the control socket (watch_control):
-// once the other end is closed (the service is dead, or has given the
-// shell up), the init exits wherever it is, and the kernel kills every
-// process of its PID namespace with it. Any other event (a task arriving)
-// changes nothing.
+// ctl_flags are the control socket's file status flags, without O_ASYNC.
+static int ctl_flags;
+
+// on_control runs on every event of the control socket while the init
+// watches it (watch): once the other end is closed (the service is dead,
+// or has given the shell up), the init exits wherever it is, and the
+// kernel kills every process of its PID namespace with it. Any other
+// event changes nothing.
 static void on_control(int sig)
 {
 	(void)sig;
@@ -763,24 +766,35 @@ static void on_control(int sig)
 	errno = saved;
 }
 
-// watch_control has the kernel tell the init of every event of its
-// control socket, the hangup among them, with SIGIO (O_ASYNC), whatever
-// the init is doing: waiting for its task, for the next one, or in a
-// task's setup or teardown. With the parent-death signal (cell_child),
-// this is the second of two ways a shell ends with its service: it does
-// not depend on which thread of the service is the init's parent, nor on
-// a signal a change of credentials clears, and it costs nothing while
-// the socket is quiet: one signal when a task arrives. The check after
-// the watch is set catches a hangup that came before.
+// watch_control makes the init the receiver of its control socket's
+// signals (SIGIO, on_control).
 static void watch_control(void)
 {
 	struct sigaction sa = {.sa_handler = on_control, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
-	int fl = fcntl(ctl, F_GETFL);
-	if (sigaction(SIGIO, &sa, NULL) < 0 || fcntl(ctl, F_SETOWN, getpid()) < 0 || fl < 0 ||
-	    fcntl(ctl, F_SETFL, fl | O_ASYNC) < 0)
+	if (sigaction(SIGIO, &sa, NULL) < 0 || fcntl(ctl, F_SETOWN, getpid()) < 0 ||
+	    (ctl_flags = fcntl(ctl, F_GETFL)) < 0)
 		die("shell: watch the control socket", NULL);
-	on_control(SIGIO);
+}
+
+// watch has the kernel signal every event of the control socket, the
+// hangup among them (O_ASYNC), from before a task process is made until
+// every process of the task is gone, and then no longer: with the
+// parent-death signal (cell_child), the second of two ways a shell ends
+// with its service, which depends neither on which thread of the service
+// is the init's parent nor on a signal a change of ids clears. Outside
+// that time nothing of a task runs, and the socket itself ends the init:
+// its EOF when it waits for a task, a failed write after one. A hangup
+// before the watch needs no look: a service dead by then released no
+// task (it releases one once the task process, made after the watch, is
+// ready), and the task process reads its command's EOF and exits.
+// Watched only then, the
+// socket signals nothing in the common case (the service writes nothing
+// meanwhile): a task costs two fcntl.
+static void watch(int on)
+{
+	if (fcntl(ctl, F_SETFL, on ? ctl_flags | O_ASYNC : ctl_flags) < 0)
+		die("shell: watch the control socket", NULL);
 }
 
 // shell_recv receives one task on the control socket: its fds go to 0-4,
@@ -967,6 +981,7 @@ static int shell_main(void)
 		}
 		for (int i = 0; i < ntree; i++)
 			close(tree_fd(i));
+		watch(1);
 		pid_t task = start_task(recs, nrec);
 		close(SVC_FD_CONFIG);
 		wait_task(task);
@@ -984,6 +999,7 @@ static int shell_main(void)
 		char gone = SVC_SHELL_GONE;
 		if (write(ctl, &gone, 1) != 1)
 			return 0;
+		watch(0);
 		undo_mounts(trecs, ntrec);
 		if (pwrite(last_pid, "1", 1, 0) != 1)
 			die("shell: reset ns_last_pid", NULL);

@@ -268,9 +268,9 @@ var PreExecCalls = []string{"read", "close", "mmap", "munmap", "prlimit64", "chd
 // filter is installed (the end of its setup: CellSpec.BaseFilter), for
 // each task: receive it, mount its /svc, /tmp and /dev/shm, clone its task
 // process into a new IPC namespace, wait, kill and reap, undo the mounts,
-// reset the PID sequence, report; to look at its control socket when the
-// kernel signals an event of it (ppoll, and rt_sigreturn from the
-// handler); and those its task process makes before it installs its own
+// reset the PID sequence, report; to watch its control socket for a
+// hangup while a task runs (fcntl, and ppoll and rt_sigreturn in the
+// handler of the kernel's signal); and those its task process makes before it installs its own
 // filter: its process group, rlimits, cgroups and cgroup namespace,
 // identity, capabilities, fds, then the filter, and PreExecCalls after
 // it. Traced (strace -f of the shell tests), with the error paths'
