@@ -174,51 +174,54 @@ func (gc *goCache) state() GoBuildCacheState {
 // to call concurrently with Run.
 func (s *Sandbox) GoBuildCacheState() GoBuildCacheState { return s.host.goCache().state() }
 
-// goBuildWall returns the wall time limit of the first task of p that
-// is a Go build, and whether p has one. A task is taken for a Go build
-// when its command is go, by name or by a path whose last element is go
-// (/usr/local/go/bin/go): go build, go run, go test and go vet all
-// compile what the cache holds. A go started by another program (sh -c
-// "go build") is not recognised.
-func goBuildWall(p *plan) (time.Duration, bool) {
-	for _, st := range p.steps {
-		for _, t := range st.tasks {
-			if path.Base(t.Cmd) == "go" {
-				return t.limits.WallTimeout, true
+// goBuild returns the first task of p that is a Go build, nil for none.
+// A task is taken for a Go build when its command is go, by name or by a
+// path whose last element is go (/usr/local/go/bin/go): go build, go
+// run, go test and go vet all compile what the cache holds. A go started
+// by another program (sh -c "go build") is not recognised.
+func goBuild(p *plan) *taskPlan {
+	for i := range p.steps {
+		for j := range p.steps[i].tasks {
+			if t := &p.steps[i].tasks[j]; path.Base(t.Cmd) == "go" {
+				return t
 			}
 		}
 	}
-	return 0, false
+	return nil
 }
 
 // waitGoCache waits, before a request takes its workspace, for the Go
 // build cache while it is being prepared, if the request has a Go build
-// (goBuildWall): at most that task's wall time limit, and not past ctx.
-// Its workspace then has the prepared cache, and the build compiles the
-// program alone instead of the standard library, which under the
-// default limits ends cpu_time_exceeded. If the cache is still not
-// ready, the request runs without it, as it would have.
+// (goBuild): within that task's wall time limit, and not past ctx. The
+// wait counts against the limit: the task then runs with what is left of
+// it. Its workspace has the prepared cache if it became ready meanwhile,
+// and the build compiles the program alone instead of the standard
+// library, which under the default limits takes more than they allow
+// (and CPU from the preparation). If the cache is still not ready, the
+// task has no wall time left, and ends timed_out as soon as it starts.
 func (s *Sandbox) waitGoCache(ctx context.Context, p *plan) {
 	gc := s.host.goCache()
 	if gc.state() != GoBuildCachePreparing {
 		return
 	}
-	wall, ok := goBuildWall(p)
-	if !ok {
+	t := goBuild(p)
+	if t == nil {
 		return
 	}
 	s.goWaits.Add(1)
 	defer s.goWaits.Add(-1)
 	start := time.Now()
-	timer := time.NewTimer(wall)
+	timer := time.NewTimer(t.limits.WallTimeout)
 	defer timer.Stop()
 	select {
 	case <-gc.done:
 	case <-timer.C:
 	case <-ctx.Done():
 	}
-	s.log.Info("go build cache: a request with a go build waited for it", "waited_ms", time.Since(start).Milliseconds(),
-		"state", gc.state())
+	waited := time.Since(start)
+	t.limits.WallTimeout = max(t.limits.WallTimeout-waited, time.Millisecond)
+	s.log.Info("go build cache: a request with a go build waited for it", "waited_ms", waited.Milliseconds(),
+		"state", gc.state(), "wall_timeout_left_ms", t.limits.WallTimeout.Milliseconds())
 }
 
 var errNoGoCache = errors.New("svc: no Go build cache is prepared: Config.GoBuildCache is empty, or RootFS has no Go in /usr/local/go")
@@ -229,7 +232,7 @@ var errNoGoCache = errors.New("svc: no Go build cache is prepared: Config.GoBuil
 // filesystem has no Go toolchain in /usr/local/go), its preparation
 // failed, the Sandbox was closed, or ctx ended first. Until it is ready
 // a request gets an empty cache, but one with a Go build waits for it
-// first, for at most that task's wall time limit (see Sandbox.Run).
+// first, within that task's wall time limit (see Sandbox.Run).
 func (s *Sandbox) WaitGoBuildCache(ctx context.Context) error {
 	gc := s.host.goCache()
 	if gc == nil {

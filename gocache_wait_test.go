@@ -14,9 +14,10 @@ import (
 
 // TestGoBuildWaitsForCache: while the Go build cache is being prepared
 // (its stand-in held), GoBuildCacheState says preparing; a request without
-// go runs at once with an empty cache; a request with a go task whose wall
-// limit is short runs without the cache once that limit has passed; a
-// request with a go task waits, and once the cache is ready, runs with it.
+// go runs at once with an empty cache; a go task whose wall limit passes
+// while it waits ends timed_out, and its request goes on without the
+// cache; a request with a go task waits, and once the cache is ready,
+// runs with it.
 func TestGoBuildWaitsForCache(t *testing.T) {
 	requireGo(t)
 	defer svc.SetGoCacheCmdForTest(standInCmd...)()
@@ -50,6 +51,9 @@ func TestGoBuildWaitsForCache(t *testing.T) {
 	short := goTask("", "env", "GOCACHE")
 	short.Limits.WallTimeout = 50 * time.Millisecond
 	resp := run(t, sb.Sandbox, svc.Single(short), svc.Single(lsGoCache))
+	if r := resp.Results[0].Results[0]; r.Outcome != svc.OutcomeTimedOut {
+		t.Errorf("a go task whose 50 ms wall limit passed waiting for the cache: %s, want timed_out", r.Outcome)
+	}
 	if out := resp.Results[1].Results[0].Stdout; !strings.Contains(out, "No such file") {
 		t.Errorf("a go task with a 50 ms wall limit, while the cache is prepared: then %q, want no cache", out)
 	}

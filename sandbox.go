@@ -352,6 +352,12 @@ func (s *Sandbox) Config() Config { return s.cfg }
 // the largest content placed there, inline or stored, summed over paths
 // (a path placed again by a later step is overwritten, not added).
 //
+// A request with a Go build (a task whose command is go) that starts
+// while the Go build cache is being prepared (GoBuildCacheState) waits
+// for it before its first step, within that task's wall time limit: the
+// wait counts against the limit, and the task runs with what is left, in
+// a workspace with the cache if it became ready.
+//
 // Cancelling ctx kills every task of the request; Run returns only when
 // the request's processes are gone. Its mounts, cgroups and workspace are
 // removed in the background afterwards; Close waits for that.
