@@ -42,6 +42,7 @@ type options struct {
 	noAuth          bool
 	rateLimit       int
 	fileStoreDir    string // "": <state dir>/files
+	fileStoreURL    string // FILESTORE_URL; "": the directory is the store
 	fileStoreMax    int64
 	fileTTL         time.Duration
 	maxUploads      int
@@ -265,6 +266,13 @@ var serverSettings = []setting{
 		return nil
 	}},
 	stringSetting("FILESTORE_DIR", "", "directory of the file store; default <STATE_DIR>/files", func(o *options) *string { return &o.fileStoreDir }),
+	{"FILESTORE_URL", "", "a file store shared by instances: s3://bucket/prefix?endpoint=host:port&region=name (http://host:port for plain HTTP; cache_bytes=, timeout_ms=), keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or credentials_file=; FILESTORE_DIR is then this instance's cache of it; empty: FILESTORE_DIR is the store", func(o *options, v string) error {
+		if v != "" && !strings.HasPrefix(v, "s3://") {
+			return fmt.Errorf("want s3://bucket/prefix?endpoint=host:port&region=name, got %q", v)
+		}
+		o.fileStoreURL = v
+		return nil
+	}},
 	sizeSetting("FILESTORE_MAX_BYTES", "4GiB", "total size of stored files", 1, func(o *options) *int64 { return &o.fileStoreMax }),
 	durationSetting("FILE_TTL_SECS", "86400", "seconds a stored file is kept", time.Second, func(o *options) *time.Duration { return &o.fileTTL }),
 	intSetting("MAX_CONCURRENT_UPLOADS", "8", "uploads served at once", func(o *options) *int { return &o.maxUploads }),
@@ -284,7 +292,7 @@ var serverSettings = []setting{
 		o.cacheNamespace = v
 		return nil
 	}},
-	{"GO_BUILD_CACHE_DIR", "", "directory in which a build cache of the Go standard library is prepared once per image (SVC_IMAGE_ID), in the background after start (measured: 71 s of wall time, 64 s of CPU and 544 MiB on an idle 2-CPU host, 4 minutes on a busy one; svc prepare builds it ahead), and given to every request as a private copy, so that go build compiles only the program; while it is prepared, a request with a task running go waits for it, up to that task's wall time limit; off or empty disables it; default <STATE_DIR>/gocache", func(o *options, v string) error {
+	{"GO_BUILD_CACHE_DIR", "", "directory in which a build cache of the Go standard library is prepared once per image (SVC_IMAGE_ID), in the background after start (measured: 71 s of wall time, 64 s of CPU and 544 MiB on an idle 2-CPU host, 4 minutes on a busy one; svc prepare builds it ahead), and given to every request as a private copy, so that go build compiles only the program; while it is prepared, a request with a task running go waits for it, within that task's wall time limit; off or empty disables it; default <STATE_DIR>/gocache", func(o *options, v string) error {
 		if v == "" {
 			v = "off"
 		}
