@@ -1452,7 +1452,7 @@ type Info struct {
 
 	// GoBuildCache The Go build cache of `GO_BUILD_CACHE_DIR`, the one member
 	// that changes while the server runs: `preparing` after start
-	// (a request whose task runs `go` waits for it, up to that
+	// (a request whose task runs `go` waits for it, within that
 	// task's wall time limit), then `ready`, or `failed` (the log
 	// says why); `off` when none is prepared.
 	GoBuildCache *struct {
@@ -1546,13 +1546,17 @@ type LanguageList struct {
 type MissingOutput struct {
 	// Error `not_found`; `not_regular` (a directory, a device, a FIFO, a
 	// symbolic link at any component of the path); `too_large` (over
-	// `UPLOAD_FILE_LIMIT_BYTES`); `store_full`.
+	// `UPLOAD_FILE_LIMIT_BYTES`); `store_full` (the file store is
+	// full, or the request's outputs together would pass
+	// `WORKSPACE_SIZE_BYTES`, counted at each file's full size).
 	Error MissingOutputError `json:"error"`
 }
 
 // MissingOutputError `not_found`; `not_regular` (a directory, a device, a FIFO, a
 // symbolic link at any component of the path); `too_large` (over
-// `UPLOAD_FILE_LIMIT_BYTES`); `store_full`.
+// `UPLOAD_FILE_LIMIT_BYTES`); `store_full` (the file store is
+// full, or the request's outputs together would pass
+// `WORKSPACE_SIZE_BYTES`, counted at each file's full size).
 type MissingOutputError string
 
 // NotRunOutcome `infrastructure_failure`: the task's sandbox could not be set up
