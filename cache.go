@@ -94,7 +94,7 @@ type StepCache struct {
 	ns         string
 	ttl        time.Duration
 	timeout    time.Duration // of each call to the store
-	brk        breaker       // of the store (cache_breaker.go)
+	guard      storeGuard    // of the store (cache_breaker.go)
 	imageID    string
 	toolchains []string
 	now        func() time.Time
@@ -181,7 +181,6 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	c.brk.now = c.now
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -201,6 +200,7 @@ func OpenCache(cfg CacheConfig) (*StepCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cache: URL: %w", err)
 	}
+	c.guard = storeGuard{brk: breaker{now: c.now}, name: "step cache", kind: u.Scheme, log: c.log, errs: &c.errs}
 	switch u.Scheme {
 	case "dir":
 		if u.Host != "" || u.Path == "" || u.Path[0] != '/' {
@@ -239,7 +239,7 @@ func (c *StepCache) Drop(ctx context.Context) (int, error) {
 // Stats returns the counters since the cache was opened.
 func (c *StepCache) Stats() CacheStats {
 	return CacheStats{Hits: c.hits.Load(), Misses: c.misses.Load(), Stores: c.stores.Load(), Errors: c.errs.Load(),
-		StoreDown: c.brk.isOpen()}
+		StoreDown: c.guard.brk.isOpen()}
 }
 
 // Info describes the cache for GET /info: the backend ("dir" or
@@ -331,10 +331,7 @@ func (c *StepCache) remove(ctx context.Context, key string) {
 }
 
 // failed counts and logs a failure of the store or of a layer.
-func (c *StepCache) failed(what, key string, err error) {
-	c.errs.Add(1)
-	c.log.Warn("step cache: "+what, "key", key, "err", err)
-}
+func (c *StepCache) failed(what, key string, err error) { c.guard.failed(what, key, err) }
 
 // put writes the layer of key: the results, then what write adds. A
 // layer over limit bytes, or over what the store may hold, is not stored

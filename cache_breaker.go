@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// The step cache's guard on its store, a dependency outside the process:
-// every call to the store has a deadline, and a circuit breaker spares
-// the requests after a failure the wait for the next one. It sits on the
-// contract's side of cacheBackend, so every backend (dir, Redis, a later
-// object store) gets it.
+// The guard on a store that is a dependency outside the process (the
+// step cache's store, the file store's object store): every call to the
+// store has a deadline, and a circuit breaker spares the requests after a
+// failure the wait for the next one. It sits on the contract's side of
+// cacheBackend and of fileObjects, so every backend (dir, Redis, S3) gets
+// it; each store has a storeGuard of its own, so one store down does not
+// stop the calls to another.
 //
 // The breaker has three states:
 //
@@ -80,6 +84,13 @@ func (b *breaker) allow() bool {
 	return true
 }
 
+// canCall reports whether allow would let a call go now, taking nothing.
+func (b *breaker) canCall() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.open || !b.probing && !b.now().Before(b.openUntil)
+}
+
 // succeeded closes the breaker, the store having answered, and reports
 // whether it was open until now.
 func (b *breaker) succeeded() (closed bool) {
@@ -117,19 +128,35 @@ func (b *breaker) isOpen() bool {
 	return b.open
 }
 
-// callStore runs op, a call to c's store, under the breaker and within
+// storeGuard is the breaker of one store with where its failures go: a
+// counter and a log. Set brk.now, name, kind, log and errs before use.
+type storeGuard struct {
+	brk  breaker
+	name string         // of the owner in logs: "step cache", "file store"
+	kind string         // the backend in logs: "redis", "s3"
+	log  *slog.Logger   // never nil
+	errs *atomic.Uint64 // counts the failures
+}
+
+// guarded is the owner of a store's guard: a StepCache or a FileStore.
+type guarded interface{ storeGuard() *storeGuard }
+
+func (c *StepCache) storeGuard() *storeGuard { return &c.guard }
+
+// callStore runs op, a call to g's store, under the breaker and within
 // timeout of now (and ctx). It returns errCacheUnavailable without
 // calling when the breaker is open. A failure of the store is counted
-// (CacheStats.Errors) and logged as what, with key, and trips the
-// breaker; a timeout is such a failure.
+// (CacheStats.Errors, FileStoreStats.Errors) and logged as what, with
+// key, and trips the breaker; a timeout is such a failure.
 //
 // op runs on a goroutine of its own, so that a backend stuck in a call
 // that ignores its context (a file system that hangs) still costs the
 // caller no more than timeout: the call is then abandoned, and release,
 // if not nil, is given what op returns when it returns at last.
-func callStore[T any](ctx context.Context, c *StepCache, timeout time.Duration, what, key string,
+func callStore[T any](ctx context.Context, owner guarded, timeout time.Duration, what, key string,
 	op func(context.Context) (T, error), release func(T)) (T, error) {
 	var zero T
+	c := owner.storeGuard()
 	if !c.brk.allow() {
 		return zero, errCacheUnavailable
 	}
@@ -171,8 +198,9 @@ func callStore[T any](ctx context.Context, c *StepCache, timeout time.Duration, 
 	}
 	var reply errStoreReply
 	switch err := res.err; {
-	case err == nil || errors.Is(err, errCacheMiss) || errors.Is(err, errLayerTooLarge):
-		// A layer too large for the store is the layer's, not a failure.
+	case err == nil || errors.Is(err, errCacheMiss) || errors.Is(err, errLayerTooLarge) || errors.Is(err, errNoObject):
+		// A layer too large for the store is the layer's, not a failure;
+		// nor is a miss.
 		c.answered()
 	case errors.As(err, &reply):
 		c.answered()
@@ -186,7 +214,7 @@ func callStore[T any](ctx context.Context, c *StepCache, timeout time.Duration, 
 		}
 		c.failed(what, key, err)
 		if c.brk.failed() {
-			c.log.Warn("step cache: the store failed; requests run uncached until it answers again",
+			c.log.Warn(c.name+": the store failed; calls to it are refused until it answers again",
 				"backend", c.kind, "retry_in", breakerBackoffMin, "err", err)
 		}
 		res.err = err
@@ -195,8 +223,14 @@ func callStore[T any](ctx context.Context, c *StepCache, timeout time.Duration, 
 }
 
 // answered closes the breaker after an answer of the store.
-func (c *StepCache) answered() {
-	if c.brk.succeeded() {
-		c.log.Info("step cache: the store answers again", "backend", c.kind)
+func (g *storeGuard) answered() {
+	if g.brk.succeeded() {
+		g.log.Info(g.name+": the store answers again", "backend", g.kind)
 	}
+}
+
+// failed counts and logs a failure of the store. Keys name no secret.
+func (g *storeGuard) failed(what, key string, err error) {
+	g.errs.Add(1)
+	g.log.Warn(g.name+": "+what, "key", key, "err", err)
 }

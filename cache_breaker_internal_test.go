@@ -14,7 +14,7 @@ import (
 // callStore is given the calls.
 func guardedCache(now func() time.Time) *StepCache {
 	c := &StepCache{kind: "test", log: slog.New(slog.DiscardHandler), now: now}
-	c.brk.now = now
+	c.guard = storeGuard{brk: breaker{now: now}, name: "step cache", kind: "test", log: c.log, errs: &c.errs}
 	return c
 }
 

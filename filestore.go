@@ -10,9 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,8 +26,25 @@ import (
 // zero field takes the default documented on it (the defaults of API.md).
 type FileStoreConfig struct {
 	// Dir holds the stored files. It is created if missing (mode 0700).
-	// The server defaults it to <state dir>/files.
+	// The server defaults it to <state dir>/files. With a URL, it is this
+	// process's read-through cache of the shared store.
 	Dir string
+	// URL, if set, names a store of the files shared by several
+	// instances (FILESTORE_URL); empty, Dir is the store:
+	//
+	//	s3://bucket/prefix?endpoint=host:port&region=name
+	//
+	// an S3-compatible object store (filestore_s3.go). endpoint is
+	// host:port for HTTPS, or http://host:port; other parameters:
+	// virtual_host=true (bucket in the host name; default path-style),
+	// credentials_file and profile (an AWS shared credentials file; the
+	// environment's AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY come
+	// first), cache_bytes (the bound of the cache in Dir, default
+	// MaxBytes; a size such as 512MiB), timeout_ms (each call to the
+	// store; default 2000, and a transfer gets 1 s more per 8 MiB).
+	// MaxBytes and TTL then hold for the whole store, approximately: see
+	// [FileStore], "Shared by a fleet".
+	URL string
 	// MaxBytes bounds the total size of the stored files
 	// (FILESTORE_MAX_BYTES). Default 4 GiB.
 	MaxBytes int64
@@ -97,6 +116,42 @@ func ValidFileID(id string) bool { return isFileIDHex(id) }
 // repeated use does not rehash; a file whose bytes no longer hash to its
 // id is removed and reported not_found.
 //
+// # Shared by a fleet
+//
+// With FileStoreConfig.URL the files live in an object store that every
+// instance of a fleet reads and writes, and Dir is only this instance's
+// cache of them, bounded by cache_bytes (least recently used files go
+// first). The contract is the same, fleet-wide, with these bounds:
+//
+//   - An upload is spooled to Dir and hashed as it arrives; the object is
+//     written under its id only then, whole, by one PUT that does not
+//     replace an object that exists. An upload cut anywhere (client gone,
+//     instance killed, store down) leaves no object; the spool is removed,
+//     and so is any a crash left, at the next start. A 201 is sent once
+//     the object store has the file: every instance then finds it.
+//   - Open serves the cached copy while the store confirmed the file
+//     within the last second; after that it asks the store again (one
+//     HEAD), so a DELETE through any instance is seen by every other one
+//     within a second. Content fetched from the store is hashed on
+//     arrival: an object that does not hash to its id is removed, never
+//     served.
+//   - The time of last use is the object's Last-Modified, renewed (a
+//     server-side copy onto itself) by a use at least TTL/10 after the
+//     last renewal: a file is kept between TTL and 1.1 x TTL after its
+//     last use anywhere.
+//   - MaxBytes bounds the objects of the store, as counted by the last
+//     listing (every sweep period, a tenth of the TTL between 1 s and a
+//     minute, and again before refusing an upload) plus this instance's
+//     own uploads since: instances uploading at the same moment can
+//     overshoot it by what they upload between two listings.
+//   - Each call to the store has a deadline (timeout_ms; a transfer 1 s
+//     more per 8 MiB), and a failure opens a circuit breaker
+//     (cache_breaker.go): while the store is failing, an upload is
+//     refused at once with capacity_exhausted (503, try again), and Open
+//     serves the files this instance has cached; the others are
+//     capacity_exhausted too. The first call after the back-off probes
+//     the store, and everything works again once it answers.
+//
 // # Concurrency
 //
 // A FileStore is safe for concurrent use. Uploads of the same bytes at the
@@ -121,6 +176,17 @@ type FileStore struct {
 	// hashed counts the verifications Open made by hashing (for tests).
 	hashed atomic.Int64
 
+	// The shared store, when FileStoreConfig.URL names one: Dir is then
+	// a cache of it, and maxSize the cache's bound.
+	remote   fileObjects // nil: Dir is the store
+	kind     string      // "dir" or "s3"
+	guard    storeGuard  // of remote (cache_breaker.go)
+	errs     atomic.Uint64
+	timeout  time.Duration // of each call to remote
+	fresh    time.Duration // how long a confirmation by remote holds
+	fleetMax int64         // MaxBytes: the bound of remote
+	fetches  atomic.Int64  // contents fetched from remote (for tests and metrics)
+
 	mu sync.Mutex // guards the fields below and every storedEntry
 	// files are the stored files by id, expired ones included until they
 	// are removed.
@@ -131,6 +197,17 @@ type FileStore struct {
 	used     int64 // bytes of files
 	reserved int64 // bytes written so far by uploads in progress
 	closed   bool
+	// fleetUsed and fleetFiles are what remote holds: its last listing
+	// plus the changes made here since.
+	fleetUsed  int64
+	fleetFiles int
+	// sinceList are the changes made here since the listing in
+	// progress began, which it may not have seen.
+	sinceListUsed  int64
+	sinceListFiles int
+	// metas are the entries of files of remote seen here, by id: a
+	// file's metadata never changes, and List needs it.
+	metas map[string]StoredFile
 }
 
 // storedEntry is the index entry of a stored file; guarded by FileStore.mu.
@@ -140,6 +217,9 @@ type storedEntry struct {
 	// verified is the content file as Open last verified it; nil until
 	// then. A file with the same identity, size and mtime is not rehashed.
 	verified os.FileInfo
+	// confirmed is when the shared store last said it holds the file
+	// (with a URL only).
+	confirmed time.Time
 }
 
 // Names in Dir besides <id> and <id>.json.
@@ -189,12 +269,18 @@ func OpenFileStore(cfg FileStoreConfig) (*FileStore, error) {
 		swept:   make(chan struct{}),
 		files:   make(map[string]*storedEntry),
 		pending: make(map[string]chan struct{}),
+		kind:    "dir",
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.URL != "" {
+		if err := s.openRemote(cfg.URL); err != nil {
+			return nil, fmt.Errorf("file store: URL: %w", err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
@@ -207,7 +293,18 @@ func OpenFileStore(cfg FileStoreConfig) (*FileStore, error) {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
 	s.sweepExpired()
-	go sweepEvery(sweepPeriod(s.ttl), s.stop, s.swept, s.sweepExpired)
+	sweep := s.sweepExpired
+	if s.remote != nil {
+		s.evict("")
+		sweep = func() {
+			s.sweepExpired()
+			s.sweepRemote(context.Background())
+		}
+		// The first listing, in the background: a store that is down at
+		// start is the breaker's business, not a reason not to start.
+		go s.sweepRemote(context.Background())
+	}
+	go sweepEvery(sweepPeriod(s.ttl), s.stop, s.swept, sweep)
 	return s, nil
 }
 
@@ -379,11 +476,18 @@ func (s *FileStore) Put(ctx context.Context, r io.Reader, name, contentType stri
 			Msg: fmt.Sprintf("upload: too many uploads in progress (at most %d)", cap(s.uploads))}
 	}
 	defer func() { <-s.uploads }()
+	if s.remote != nil && !s.guard.brk.canCall() {
+		// The store is failing: refuse before reading the content.
+		return StoredFile{}, false, s.storeDown("upload", errCacheUnavailable)
+	}
 	u, err := s.receive(ctx, r)
 	if err != nil {
 		return StoredFile{}, false, err
 	}
 	defer u.discard()
+	if s.remote != nil {
+		return s.putRemote(ctx, u, name, contentType)
+	}
 	return s.commit(ctx, u, name, contentType)
 }
 
@@ -403,7 +507,13 @@ func (s *FileStore) putOutput(ctx context.Context, r io.ReaderAt, name string, l
 		return StoredFile{}, &Error{Code: CodePayloadTooLarge,
 			Msg: fmt.Sprintf("output: the file is larger than the limit of %d bytes", limit)}
 	}
-	if info, ok := s.reuse(hex.EncodeToString(h.Sum(nil))); ok {
+	if s.remote != nil {
+		if info, err := s.statRemote(ctx, hex.EncodeToString(h.Sum(nil)), true); err == nil {
+			return info, nil
+		} else if CodeOf(err) != CodeNotFound {
+			return StoredFile{}, err
+		}
+	} else if info, ok := s.reuse(hex.EncodeToString(h.Sum(nil))); ok {
 		return info, nil
 	}
 	s.mu.Lock()
@@ -419,6 +529,10 @@ func (s *FileStore) putOutput(ctx context.Context, r io.ReaderAt, name string, l
 		return StoredFile{}, err
 	}
 	defer u.discard()
+	if s.remote != nil {
+		info, _, err := s.putRemote(ctx, u, name, "")
+		return info, err
+	}
 	info, _, err := s.commit(ctx, u, name, "")
 	return info, err
 }
@@ -508,7 +622,12 @@ func (s *FileStore) receive(ctx context.Context, r io.Reader) (_ *upload, err er
 	}
 	u.id = hex.EncodeToString(h.Sum(nil))
 	if u.tmp != nil {
-		err := u.tmp.Sync()
+		var err error
+		if s.remote == nil {
+			// Durable before it is renamed into place; with a shared
+			// store the spool is only a cached copy.
+			err = u.tmp.Sync()
+		}
 		if cerr := u.tmp.Close(); err == nil {
 			err = cerr
 		}
@@ -531,7 +650,10 @@ func (u *upload) write(p []byte) error {
 	if u.full {
 		return nil
 	}
-	if !u.s.reserve(int64(len(p))) {
+	// With a shared store the spool is kept whole (it is bounded by
+	// MaxConcurrentUploads x MaxUploadBytes); the cache's bound applies
+	// once it is cached.
+	if u.s.remote == nil && !u.s.reserve(int64(len(p))) {
 		u.drop()
 		return nil
 	}
@@ -695,8 +817,23 @@ func (s *FileStore) touch(id string, t time.Time) {
 	}
 }
 
-// List returns the stored files, newest first.
+// List returns the stored files, newest first; with a shared store, nil
+// when it fails (ListFiles says why).
 func (s *FileStore) List() []StoredFile {
+	files, _ := s.ListFiles(context.Background())
+	return files
+}
+
+// ListFiles returns the stored files, newest first: with a shared store,
+// those of every instance, or capacity_exhausted while it is failing.
+func (s *FileStore) ListFiles(ctx context.Context) ([]StoredFile, error) {
+	if s.remote != nil {
+		return s.listRemote(ctx)
+	}
+	return s.listLocal(), nil
+}
+
+func (s *FileStore) listLocal() []StoredFile {
 	s.mu.Lock()
 	now := s.now()
 	out := make([]StoredFile, 0, len(s.files))
@@ -722,6 +859,9 @@ func (s *FileStore) Stat(id string) (StoredFile, error) {
 	if err := checkFileID(id); err != nil {
 		return StoredFile{}, err
 	}
+	if s.remote != nil {
+		return s.statRemote(context.Background(), id, false)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -744,6 +884,14 @@ func (s *FileStore) Open(id string) (*os.File, StoredFile, error) {
 	if err := checkFileID(id); err != nil {
 		return nil, StoredFile{}, err
 	}
+	if s.remote != nil {
+		return s.openShared(id)
+	}
+	return s.openLocal(id)
+}
+
+// openLocal opens the file of id in Dir.
+func (s *FileStore) openLocal(id string) (*os.File, StoredFile, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -842,6 +990,9 @@ func (s *FileStore) Delete(id string) error {
 	if err := checkFileID(id); err != nil {
 		return err
 	}
+	if s.remote != nil {
+		return s.deleteRemote(context.Background(), id)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -858,7 +1009,21 @@ func (s *FileStore) Delete(id string) error {
 
 // Usage returns the number and total size of the stored files, for metrics.
 // Expired files count until the sweep removes them.
+//
+// With a shared store, they are those of the whole store as this
+// instance last counted them; CacheUsage gives this instance's cache.
 func (s *FileStore) Usage() (files int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.remote != nil {
+		return s.fleetFiles, s.fleetUsed
+	}
+	return len(s.files), s.used
+}
+
+// CacheUsage returns the number and total size of the files in Dir: with
+// a shared store, this instance's cache of it; else the store itself.
+func (s *FileStore) CacheUsage() (files int, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.files), s.used
@@ -877,6 +1042,9 @@ func (s *FileStore) Close() error {
 		<-s.swept
 		s.putting.Wait()
 		s.lock.Close()
+		if s.remote != nil {
+			s.remote.close()
+		}
 	})
 	return nil
 }
@@ -989,4 +1157,574 @@ func sweepEvery(period time.Duration, stop <-chan struct{}, done chan<- struct{}
 			sweep()
 		}
 	}
+}
+
+// The shared store: the contract of its backends, and the policy of a
+// FileStore that caches one in Dir (see FileStore, "Shared by a fleet").
+
+// fileObjects is a store of file contents by id, shared by the instances
+// of a fleet (filestore_s3.go). Implementations are safe for concurrent
+// use, by several processes too, and honour ctx: the FileStore's guard
+// gives every call a deadline and counts its failures.
+type fileObjects interface {
+	// head returns the entry and last use of id, or errNoObject.
+	head(ctx context.Context, id string) (objectInfo, error)
+	// put writes info.Size bytes of content as the file info describes,
+	// whole or not at all, unless it exists: then errObjectExists.
+	put(ctx context.Context, info StoredFile, content *os.File) error
+	// get writes the content of id to w and returns how many bytes it
+	// wrote, or errNoObject.
+	get(ctx context.Context, id string, w io.Writer) (int64, error)
+	// touch renews the last use of the file info describes.
+	touch(ctx context.Context, info StoredFile) error
+	// list calls each for every stored file.
+	list(ctx context.Context, each func(id string, size int64, lastUse time.Time)) error
+	// remove removes the file of id; removing none is no error.
+	remove(ctx context.Context, id string) error
+	close() error
+}
+
+// objectInfo is what the shared store says of a file.
+type objectInfo struct {
+	info    StoredFile
+	lastUse time.Time
+}
+
+// errNoObject: the shared store holds no such file.
+var errNoObject = errors.New("no such file in the store")
+
+// Defaults of the shared store.
+const (
+	defaultStoreTimeout = 2 * time.Second
+	// transferRate is the slowest transfer a call's deadline allows for:
+	// each 8 MiB adds a second.
+	transferRate = 8 * MiB
+	// freshFor is how long a confirmation by the store holds.
+	freshFor = time.Second
+)
+
+// openRemote sets up the shared store of rawURL.
+func (s *FileStore) openRemote(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	var rest url.Values
+	switch u.Scheme {
+	case "s3":
+		var loc s3Location
+		loc, rest, err = parseS3URL(rawURL)
+		if err != nil {
+			return err
+		}
+		if s.remote, err = openS3Objects(loc); err != nil {
+			return err
+		}
+		s.kind = "s3"
+	default:
+		return fmt.Errorf("want s3://bucket/prefix?endpoint=host:port, got the scheme %q", u.Scheme)
+	}
+	s.fleetMax, s.timeout, s.fresh = s.maxSize, defaultStoreTimeout, freshFor
+	if v := rest.Get("cache_bytes"); v != "" {
+		n, err := parseBinarySize(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("cache_bytes: want a size such as 512MiB, got %q", v)
+		}
+		s.maxSize = n
+	}
+	if v := rest.Get("timeout_ms"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<40 {
+			return fmt.Errorf("timeout_ms: want a positive whole number of milliseconds, got %q", v)
+		}
+		s.timeout = time.Duration(n) * time.Millisecond
+	}
+	s.metas = make(map[string]StoredFile)
+	s.guard = storeGuard{brk: breaker{now: s.now}, name: "file store", kind: s.kind, log: s.log, errs: &s.errs}
+	return nil
+}
+
+func (s *FileStore) storeGuard() *storeGuard { return &s.guard }
+
+// transfer is the deadline of a call that moves size bytes.
+func (s *FileStore) transfer(size int64) time.Duration {
+	return s.timeout + time.Duration(size)*time.Second/transferRate
+}
+
+// touchEvery is how long after its last renewal a use renews a file's
+// last use in the store.
+func (s *FileStore) touchEvery() time.Duration { return max(s.ttl/10, time.Second) }
+
+// expiredRemote reports whether a file the store last saw used at
+// lastUse has expired: TTL after its last use, give or take touchEvery.
+func (s *FileStore) expiredRemote(lastUse time.Time) bool {
+	return !s.now().Before(lastUse.Add(s.ttl + s.touchEvery()))
+}
+
+// storeDown is the error of an operation that needed the store while it
+// fails; a refusal by the store (no bucket, no access) is the operator's
+// to fix and an internal_error.
+func (s *FileStore) storeDown(op string, err error) error {
+	var reply errStoreReply
+	if errors.As(err, &reply) {
+		return &Error{Code: CodeInternalError, Msg: op + ": the file store's object store refused the call (the server log says why)", Err: err}
+	}
+	return &Error{Code: CodeCapacityExhausted, Msg: op + ": the file store's object store is not answering; try again shortly", Err: err}
+}
+
+// headRemote asks the store about id; an expired file is removed and
+// errNoObject. Its metadata is remembered for List.
+func (s *FileStore) headRemote(ctx context.Context, id string) (objectInfo, error) {
+	obj, err := callStore(ctx, s, s.timeout, "look up a file", id,
+		func(ctx context.Context) (objectInfo, error) { return s.remote.head(ctx, id) }, nil)
+	if err != nil {
+		if errors.Is(err, errNoObject) {
+			s.forgetRemote(id, -1)
+		}
+		return obj, err
+	}
+	if s.expiredRemote(obj.lastUse) {
+		s.removeRemote(ctx, id, obj.info.Size)
+		return objectInfo{}, errNoObject
+	}
+	s.mu.Lock()
+	s.metas[id] = obj.info
+	s.mu.Unlock()
+	return obj, nil
+}
+
+// renew renews the last use of obj in the store when it is due.
+func (s *FileStore) renew(ctx context.Context, obj objectInfo) {
+	if s.now().Sub(obj.lastUse) < s.touchEvery() {
+		return
+	}
+	callStore(ctx, s, s.transfer(obj.info.Size), "renew a file's last use", obj.info.ID,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.touch(ctx, obj.info) }, nil)
+}
+
+// removeRemote removes id from the store, and from the count of size
+// bytes (-1: unknown), and drops it from the cache.
+func (s *FileStore) removeRemote(ctx context.Context, id string, size int64) error {
+	_, err := callStore(ctx, s, s.timeout, "remove a file", id,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.remove(ctx, id) }, nil)
+	if err == nil {
+		s.forgetRemote(id, size)
+	}
+	return err
+}
+
+// forgetRemote drops id, gone from the store, from the cache and from
+// the count (by size bytes when known, >= 0).
+func (s *FileStore) forgetRemote(id string, size int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.metas[id]; ok && size >= 0 {
+		s.countLocked(-1, -size)
+	}
+	delete(s.metas, id)
+	if s.files[id] != nil {
+		s.removeLocked(id)
+	}
+}
+
+// statRemote returns the entry of id in the store. A use (an output
+// stored again) renews its last use.
+func (s *FileStore) statRemote(ctx context.Context, id string, use bool) (StoredFile, error) {
+	obj, err := s.headRemote(ctx, id)
+	switch {
+	case errors.Is(err, errNoObject):
+		return StoredFile{}, notStored(id)
+	case err != nil:
+		return StoredFile{}, s.storeDown("file store", err)
+	}
+	if use {
+		s.renew(ctx, obj)
+	}
+	return obj.info, nil
+}
+
+// putRemote stores a received upload in the store, unless it holds the
+// content already, and keeps the spool as the cached copy.
+func (s *FileStore) putRemote(ctx context.Context, u *upload, name, contentType string) (StoredFile, bool, error) {
+	if u.full {
+		return StoredFile{}, false, &Error{Code: CodeCapacityExhausted, Err: u.diskFull,
+			Msg: "upload: the disk of the file store's cache is full"}
+	}
+	obj, err := s.headRemote(ctx, u.id)
+	switch {
+	case err == nil:
+		s.renew(ctx, obj)
+		s.cache(u, obj.info)
+		return obj.info, true, nil
+	case !errors.Is(err, errNoObject):
+		return StoredFile{}, false, s.storeDown("upload", err)
+	}
+	if err := s.fitRemote(ctx, u.size); err != nil {
+		return StoredFile{}, false, err
+	}
+	info := StoredFile{ID: u.id, Filename: optional(name), ContentType: optional(contentType), Size: u.size, CreatedAt: s.now().UTC()}
+	f, err := os.Open(u.tmpName)
+	if err != nil {
+		return StoredFile{}, false, s.ioError("upload", err)
+	}
+	defer f.Close()
+	_, err = callStore(ctx, s, s.transfer(u.size), "store a file", u.id,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.put(ctx, info, f) }, nil)
+	switch {
+	case errors.Is(err, errObjectExists):
+		// Another instance stored it meanwhile.
+		if obj, err := s.headRemote(ctx, u.id); err == nil {
+			s.cache(u, obj.info)
+			return obj.info, true, nil
+		}
+		return info, true, nil
+	case err != nil && ctx.Err() != nil:
+		return StoredFile{}, false, &Error{Code: CodeOf(ctx.Err()), Msg: "upload: cancelled", Err: err}
+	case err != nil:
+		return StoredFile{}, false, s.storeDown("upload", err)
+	}
+	s.mu.Lock()
+	if _, ok := s.metas[u.id]; !ok {
+		s.countLocked(1, u.size)
+	}
+	s.metas[u.id] = info
+	s.mu.Unlock()
+	s.cache(u, info)
+	return info, false, nil
+}
+
+// fitRemote refuses an upload of size bytes that the store has no room
+// for, by its last count and then by a new one.
+func (s *FileStore) fitRemote(ctx context.Context, size int64) error {
+	for try := 0; ; try++ {
+		s.mu.Lock()
+		used := s.fleetUsed
+		s.mu.Unlock()
+		if used+size <= s.fleetMax {
+			return nil
+		}
+		if try == 1 {
+			return &Error{Code: CodeCapacityExhausted,
+				Msg: fmt.Sprintf("upload: the file store is full (it holds %d of its %d bytes, FILESTORE_MAX_BYTES)", used, s.fleetMax)}
+		}
+		if err := s.sweepRemote(ctx); err != nil {
+			return s.storeDown("upload", err)
+		}
+	}
+}
+
+// cache keeps the complete spool of u as the cached copy of info, unless
+// one is cached already; it was confirmed by the store just now.
+func (s *FileStore) cache(u *upload, info StoredFile) {
+	s.mu.Lock()
+	if e := s.files[info.ID]; e != nil || s.pending[info.ID] != nil {
+		if e != nil {
+			e.confirmed, e.lastUse = s.now(), s.now()
+		}
+		s.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	s.pending[info.ID] = done
+	s.mu.Unlock()
+	err := s.install(u, info)
+	s.settle(info, done, err, nil)
+}
+
+// settle ends the caching of info (pending under done): on success the
+// cache holds it, confirmed now, and the least recently used files
+// beyond the cache's bound are dropped.
+func (s *FileStore) settle(info StoredFile, done chan struct{}, err error, verified os.FileInfo) {
+	now := s.now()
+	s.mu.Lock()
+	delete(s.pending, info.ID)
+	close(done)
+	if err == nil {
+		if old := s.files[info.ID]; old != nil {
+			s.used -= old.info.Size
+		}
+		s.files[info.ID] = &storedEntry{info: info, lastUse: now, confirmed: now, verified: verified}
+		s.used += info.Size
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Warn("file store: caching a file", "id", info.ID, "err", err)
+		return
+	}
+	s.evict(info.ID)
+}
+
+// unpend ends a look-up of id in the store (pending under done) that
+// cached nothing; e, if not nil, is the cached entry the store confirmed.
+func (s *FileStore) unpend(id string, done chan struct{}, e *storedEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e != nil {
+		e.confirmed = s.now()
+	}
+	delete(s.pending, id)
+	close(done)
+}
+
+// evict drops the least recently used cached files until the cache fits
+// in its bound, keeping keep. Files opened stay readable.
+func (s *FileStore) evict(keep string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used <= s.maxSize {
+		return
+	}
+	entries := make([]*storedEntry, 0, len(s.files))
+	for id, e := range s.files {
+		if id != keep {
+			entries = append(entries, e)
+		}
+	}
+	slices.SortFunc(entries, func(a, b *storedEntry) int { return a.lastUse.Compare(b.lastUse) })
+	for _, e := range entries {
+		if s.used <= s.maxSize {
+			break
+		}
+		s.removeLocked(e.info.ID)
+	}
+}
+
+// openShared opens id through the cache: the cached copy while the store
+// confirmed it within fresh (or while the store fails), else the store
+// is asked, and the content fetched into the cache when it is not there.
+func (s *FileStore) openShared(id string) (*os.File, StoredFile, error) {
+	ctx := context.Background()
+	for try := 0; ; try++ {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, StoredFile{}, errStoreClosed
+		}
+		e := s.liveLocked(id)
+		if e != nil && s.now().Sub(e.confirmed) < s.fresh {
+			s.mu.Unlock()
+			f, info, err := s.openLocal(id)
+			if CodeOf(err) == CodeNotFound && try == 0 {
+				continue // evicted or damaged meanwhile
+			}
+			return f, info, err
+		}
+		if wait, busy := s.pending[id]; busy {
+			s.mu.Unlock()
+			<-wait
+			continue
+		}
+		done := make(chan struct{})
+		s.pending[id] = done
+		s.mu.Unlock()
+
+		obj, err := s.headRemote(ctx, id)
+		switch {
+		case errors.Is(err, errNoObject):
+			s.unpend(id, done, nil)
+			return nil, StoredFile{}, notStored(id)
+		case err != nil && e != nil:
+			// The store fails: serve the cached copy.
+			s.unpend(id, done, nil)
+			return s.openLocal(id)
+		case err != nil:
+			s.unpend(id, done, nil)
+			return nil, StoredFile{}, s.storeDown("file "+id, err)
+		case e != nil:
+			s.unpend(id, done, e)
+		default:
+			fi, err := s.fetch(ctx, obj)
+			s.settle(obj.info, done, err, fi)
+			if err != nil {
+				return nil, StoredFile{}, err
+			}
+		}
+		s.renew(ctx, obj)
+		if try > 0 {
+			return s.openLocal(id)
+		}
+	}
+}
+
+// fetch copies the content of obj from the store into Dir, checking that
+// it hashes to its id, and puts it in place as the cached copy; it
+// returns the file as verified.
+func (s *FileStore) fetch(ctx context.Context, obj objectInfo) (os.FileInfo, error) {
+	id, size := obj.info.ID, obj.info.Size
+	tmp, err := os.CreateTemp(s.dir, storeTmpPrefix+"*")
+	if err != nil {
+		return nil, s.ioError("fetch file", err)
+	}
+	defer func() {
+		tmp.Close()
+		if tmp.Name() != "" {
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := sha256.New()
+	n, err := callStore(ctx, s, s.transfer(size), "fetch a file", id, func(ctx context.Context) (int64, error) {
+		return s.remote.get(ctx, id, io.MultiWriter(tmp, h))
+	}, nil)
+	switch {
+	case errors.Is(err, errNoObject):
+		s.forgetRemote(id, size)
+		return nil, notStored(id)
+	case err != nil:
+		return nil, s.storeDown("file "+id, err)
+	case n != size || hex.EncodeToString(h.Sum(nil)) != id:
+		// Not the file of this id, whatever it is: never served.
+		s.log.Error("file store: removing an object of the store that does not hash to its id", "id", id, "size", n, "stored_size", size)
+		s.removeRemote(ctx, id, size)
+		return nil, notStored(id)
+	}
+	s.fetches.Add(1)
+	fi, err := tmp.Stat()
+	if err != nil {
+		return nil, s.ioError("fetch file", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, s.ioError("fetch file", err)
+	}
+	u := &upload{s: s, tmpName: tmp.Name()}
+	if err := s.install(u, obj.info); err != nil {
+		return nil, s.ioError("fetch file", err)
+	}
+	return fi, nil
+}
+
+// deleteRemote removes id from the store and the cache.
+func (s *FileStore) deleteRemote(ctx context.Context, id string) error {
+	obj, err := s.headRemote(ctx, id)
+	switch {
+	case errors.Is(err, errNoObject):
+		return notStored(id)
+	case err != nil:
+		return s.storeDown("delete file", err)
+	}
+	if err := s.removeRemote(ctx, id, obj.info.Size); err != nil {
+		return s.storeDown("delete file", err)
+	}
+	return nil
+}
+
+// listRemote lists the store: its files, newest first.
+func (s *FileStore) listRemote(ctx context.Context) ([]StoredFile, error) {
+	type object struct {
+		id      string
+		size    int64
+		lastUse time.Time
+	}
+	var objs []object
+	_, err := callStore(ctx, s, dropTimeouts*s.timeout, "list the files", "", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.remote.list(ctx, func(id string, size int64, lastUse time.Time) {
+			objs = append(objs, object{id, size, lastUse})
+		})
+	}, nil)
+	if err != nil {
+		return nil, s.storeDown("list files", err)
+	}
+	out := make([]StoredFile, 0, len(objs))
+	for _, o := range objs {
+		if s.expiredRemote(o.lastUse) {
+			continue
+		}
+		s.mu.Lock()
+		info, ok := s.metas[o.id]
+		s.mu.Unlock()
+		if !ok {
+			obj, err := s.headRemote(ctx, o.id)
+			if errors.Is(err, errNoObject) {
+				continue
+			} else if err != nil {
+				return nil, s.storeDown("list files", err)
+			}
+			info = obj.info
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b StoredFile) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// sweepRemote lists the store: it removes the expired files and counts
+// the others (fleetUsed, fleetFiles).
+func (s *FileStore) sweepRemote(ctx context.Context) error {
+	var (
+		expired []string
+		files   int
+		used    int64
+	)
+	s.mu.Lock()
+	s.sinceListFiles, s.sinceListUsed = 0, 0
+	s.mu.Unlock()
+	_, err := callStore(ctx, s, dropTimeouts*s.timeout, "list the files", "", func(ctx context.Context) (struct{}, error) {
+		expired, files, used = nil, 0, 0
+		return struct{}{}, s.remote.list(ctx, func(id string, size int64, lastUse time.Time) {
+			if s.expiredRemote(lastUse) {
+				expired = append(expired, id)
+				return
+			}
+			files++
+			used += size
+		})
+	}, nil)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	// A change made meanwhile may or may not be in the listing: count it
+	// (an upload counted twice is refused room for a while, never given
+	// room it has not).
+	s.fleetFiles, s.fleetUsed = files+max(s.sinceListFiles, 0), used+max(s.sinceListUsed, 0)
+	s.mu.Unlock()
+	for _, id := range expired {
+		if err := s.removeRemote(ctx, id, -1); err != nil {
+			return err
+		}
+	}
+	if len(expired) > 0 {
+		s.log.Info("file store: removed expired files from the store", "count", len(expired))
+	}
+	return nil
+}
+
+// countLocked counts files and bytes added to the store (negative:
+// removed) by this instance.
+func (s *FileStore) countLocked(files int, bytes int64) {
+	s.fleetFiles += files
+	s.fleetUsed += bytes
+	s.sinceListFiles += files
+	s.sinceListUsed += bytes
+}
+
+// StoreDown reports whether the shared store is failing (its breaker is
+// open): uploads are refused and only cached files can be opened.
+func (s *FileStore) StoreDown() bool { return s.remote != nil && s.guard.brk.isOpen() }
+
+// Backend names the store: "dir", or "s3" for a shared store.
+func (s *FileStore) Backend() string { return s.kind }
+
+// parseBinarySize reads a whole number of bytes with an optional binary
+// suffix: 512MiB, 2GiB, 4096.
+func parseBinarySize(v string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"KiB", KiB}, {"MiB", MiB}, {"GiB", GiB}, {"TiB", 1 << 40}} {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = num, u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("want a size such as 512MiB, got %q", v)
+	}
+	return n * mult, nil
 }
