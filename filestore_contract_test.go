@@ -86,7 +86,7 @@ func startS3(t *testing.T) *seaweedtest.Server {
 // process's end (the server dies with it: Pdeathsig).
 type processTB struct{ *testing.T }
 
-func (p *processTB) Cleanup(func())   {}
+func (p *processTB) Cleanup(func()) {}
 func (p *processTB) TempDir() string {
 	d, err := os.MkdirTemp("", "svc-seaweedfs-")
 	if err != nil {
