@@ -296,16 +296,13 @@ func holdForks() (release func()) {
 // StdoutPath, StderrPath), opened by the service before the task starts;
 // nil fields for the streams that have none. When the stdout and the
 // stderr name one file, stderr is nil and merged is set: the task's
-// stderr is its stdout (runner.ShellTask.MergeOutput).
+// stderr is its stdout (runner.Task.MergeOutput). A task with any of
+// them takes a cell built ahead, as any other does: its stdin file goes
+// to its task process with its command.
 type taskStreams struct {
 	stdin, stdout, stderr *os.File
 	merged                bool
 }
-
-// ownCell reports whether the task needs a cell built for it, with its
-// stdin file as fd 0 or its stderr merged into its stdout: one built
-// ahead has pipes.
-func (ts *taskStreams) ownCell() bool { return ts != nil && (ts.stdin != nil || ts.merged) }
 
 func (ts *taskStreams) close() {
 	if ts == nil {

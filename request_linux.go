@@ -271,14 +271,11 @@ func (c *cell) lower(rq *request, l Limits) ([]initproc.Rlimit, error) {
 // cgroup with the task limits and starts the task process in them, for a
 // task of profile: its filter installed already where the profile allows
 // (host.early). For profile "" the cell serves a task of any profile.
-func (rq *request) buildCell(ctx context.Context, profile Profile) (*cell, error) {
-	return rq.buildCellWith(ctx, profile, nil)
-}
-
-// buildCellWith is buildCell for a task with the stream files ts (nil
-// for none): a cell of its own, whose task process has the stdin file
-// as fd 0, or its stderr merged into its stdout (taskStreams.ownCell).
-func (rq *request) buildCellWith(ctx context.Context, profile Profile, ts *taskStreams) (_ *cell, err error) {
+//
+// Any task of profile may take it, whatever its streams: a stdin file,
+// or its stderr merged into its stdout, go to the task process with its
+// command (runner.Task.StdinFile, MergeOutput).
+func (rq *request) buildCell(ctx context.Context, profile Profile) (_ *cell, err error) {
 	l := rq.limits
 	sh, err := rq.h.takeShell(ctx, rq)
 	if err != nil {
@@ -352,9 +349,6 @@ func (rq *request) buildCellWith(ctx context.Context, profile Profile, ts *taskS
 		Trees:       []string{mount.WorkspaceTree: rq.ws, mount.TmpTree: rq.tmp},
 		Mounts:      rq.h.taskMounts,
 	}
-	if ts != nil {
-		task.Stdin, task.MergeOutput = ts.stdin, ts.merged
-	}
 	if f.early {
 		task.Filter = f.prog
 		if f.watched != nil && rq.h.watch.Load() {
@@ -399,10 +393,6 @@ func (rq *request) prepare(ctx context.Context, tasks []taskPlan) {
 	if rq.pending == nil {
 		rq.pending, rq.built = make(map[Profile]int), make(chan struct{})
 	}
-	// A task that needs a cell of its own (a stdin_path, or its stderr
-	// merged into its stdout) builds it as it starts: one built ahead
-	// would serve it not.
-	tasks = slices.DeleteFunc(slices.Clone(tasks), func(t taskPlan) bool { return t.ownCell() })
 	for _, t := range tasks {
 		rq.pending[t.profile]++
 	}
@@ -508,7 +498,7 @@ func (rq *request) runPiped(ctx context.Context, step *stepPlan, results []Resul
 	var wg sync.WaitGroup
 	for i := range step.tasks {
 		if results[i].Outcome == "" {
-			wg.Go(func() { cells[i], errs[i] = rq.cellFor(ctx, &step.tasks[i], streams[i]) })
+			wg.Go(func() { cells[i], errs[i] = rq.takeCell(ctx, step.tasks[i].profile) })
 		}
 	}
 	wg.Wait()
@@ -560,21 +550,11 @@ func (rq *request) runTask(ctx context.Context, t *taskPlan, beside bool) (Resul
 // runTaskWith is runTask for a task with the stream files ts (nil for
 // none).
 func (rq *request) runTaskWith(ctx context.Context, t *taskPlan, beside bool, ts *taskStreams) (Result, error) {
-	c, err := rq.cellFor(ctx, t, ts)
+	c, err := rq.takeCell(ctx, t.profile)
 	if err != nil {
 		return Result{}, err
 	}
 	return rq.runIn(ctx, t, c, beside, ts)
-}
-
-// cellFor returns a cell for t with its stream files ts: one built now
-// for a task that needs its own (taskStreams.ownCell), else one built
-// ahead, or built now (takeCell).
-func (rq *request) cellFor(ctx context.Context, t *taskPlan, ts *taskStreams) (*cell, error) {
-	if ts.ownCell() {
-		return rq.buildCellWith(ctx, t.profile, ts)
-	}
-	return rq.takeCell(ctx, t.profile)
 }
 
 // closeCell closes c off the critical path: the task's mounts are undone,
@@ -596,8 +576,10 @@ func (rq *request) closeCell(c *cell) {
 // the plan's; the cell takes the limits where they are lower than the
 // request's it was built with (cell.lower).
 //
-// ts are its stream files (nil for none): a stdout or stderr file takes
-// the stream in place of the result (runner.Task.StdoutFile).
+// ts are its stream files (nil for none): a stdin file is the task's fd
+// 0 itself, which its task process takes with its command
+// (runner.Task.StdinFile); a stdout or stderr file takes the stream in
+// place of the result (runner.Task.StdoutFile).
 func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool, ts *taskStreams) (Result, error) {
 	profile, l := t.profile, t.limits
 	defer rq.closeCell(c)
@@ -634,7 +616,7 @@ func (rq *request) runIn(ctx context.Context, t *taskPlan, c *cell, beside bool,
 		Park:        beside,
 	}
 	if ts != nil {
-		rt.StdoutFile, rt.StderrFile = ts.stdout, ts.stderr
+		rt.StdinFile, rt.StdoutFile, rt.StderrFile, rt.MergeOutput = ts.stdin, ts.stdout, ts.stderr, ts.merged
 	}
 	rr, err := c.c.Run(ctx, rt)
 	if err != nil {

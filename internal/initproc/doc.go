@@ -100,13 +100,20 @@
 // svc_spawn_reply, with the pidfd on success.
 //
 // Task (control socket, parent to init): struct svc_task, with the task's
-// stdin, stdout, stderr, config and status (a unix stream socket) and then
+// stdin, stdout, stderr (pipes), config and status (unix stream sockets) and then
 // its cgroup join files and mount trees in SCM_RIGHTS, then the task's
 // mount records and, optionally, its seccomp program ('f', or 'n' watched).
 //
 // Config: the cell frame on the init's control socket, a little-endian
 // uint32 length and that many bytes of records; the task's records on its
-// config pipe (fd 3 of the task process), up to EOF. A record is a tag
+// config socket (fd 3 of the task process, a unix stream socket), up to
+// EOF, with the fds they pass in SCM_RIGHTS (at most 3, close-on-exec
+// until an 's' record puts each in place; one not put in place, or a
+// cut control message, fails the setup). A cell is built before its task
+// is known, with pipes for its stdio: a task whose stdin is a workspace
+// file (stdin_path) takes any such cell, and the file itself comes with
+// its command ('s' "0" "p"), so that no cell is built on its critical
+// path; a task whose stderr is its stdout gets 's' "2" "1". A record is a tag
 // byte, a little-endian uint32 length and that many bytes of
 // NUL-terminated fields. Mount records also make the mount frame of each
 // task sent to the init.
@@ -128,6 +135,9 @@
 //	'e'  one environment entry NAME=value                task
 //	'f'  the seccomp program, raw struct sock_filter[]   task
 //	     (no NUL)
+//	's'  stdio: the task's fd (0-2) and its source: "p"   task
+//	     the next fd passed with the records, "0"-"2"
+//	     a copy of that fd of the task process
 //
 // Status (fd 4, init and task to parent): lines "<tag> <text>\n", each
 // written with one write(2).

@@ -165,11 +165,18 @@ static void task_free(void)
 	task_arena_used = 0;
 }
 
-// read_all reads fd to EOF into memory of task_alloc, as the task process.
-static char *read_all(int fd, size_t *len)
+// The most fds a task's records may come with (SVC_REC_STDIO).
+#define TASK_PASSED_MAX 3
+
+// recv_all reads the socket fd to EOF into memory of task_alloc, as the
+// task process, and the fds sent with it (SCM_RIGHTS, close-on-exec) into
+// passed, at most TASK_PASSED_MAX: more, or a cut control message, is a
+// setup failure, never a task run without the fds it was sent.
+static char *recv_all(int fd, size_t *len, int *passed, int *npassed)
 {
 	size_t cap = 64 * 1024, n = 0;
 	char *buf = task_alloc(cap);
+	*npassed = 0;
 	for (;;) {
 		if (n == cap) {
 			// The old buffer stays listed until task_free.
@@ -178,11 +185,33 @@ static char *read_all(int fd, size_t *len)
 			buf = bigger;
 			cap *= 2;
 		}
-		ssize_t r = read(fd, buf + n, cap - n);
+		union {
+			char buf[CMSG_SPACE(TASK_PASSED_MAX * sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {.iov_base = buf + n, .iov_len = cap - n};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+		ssize_t r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			die("read config", NULL);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (int i = 0; i < k; i++) {
+				if (*npassed == TASK_PASSED_MAX) {
+					errno = E2BIG;
+					die("read config", "passed fds");
+				}
+				memcpy(&passed[(*npassed)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			}
+		}
+		if (msg.msg_flags & MSG_CTRUNC) {
+			errno = EMSGSIZE;
+			die("read config", "passed fds");
+		}
 		if (r == 0)
 			break;
 		n += r;
@@ -548,6 +577,28 @@ static void set_rlimit(const struct rec *r)
 		die("setrlimit", field(r, 0));
 }
 
+// set_stdio applies a stdio record: the task's fd target (0-2) becomes
+// the next fd passed with the records ("p": its stdin file) or a copy of
+// its fd source (2>&1: "1").
+static void set_stdio(const struct rec *r, const int *passed, int npassed, int *used)
+{
+	const char *to = field(r, 0), *from = field(r, 1);
+	int target = to && to[0] >= '0' && to[0] <= '2' && !to[1] ? to[0] - '0' : -1, src = -1;
+	if (from && !strcmp(from, "p")) {
+		if (*used < npassed)
+			src = passed[(*used)++];
+	} else if (from && from[0] >= '0' && from[0] <= '2' && !from[1]) {
+		src = from[0] - '0';
+	}
+	// A passed fd lands at 5 or above: 0-4 are taken.
+	if (target < 0 || src < 0 || src == target) {
+		errno = EINVAL;
+		die("parse task", "stdio record");
+	}
+	if (dup3(src, target, 0) < 0)
+		die("task stdio", to);
+}
+
 // task_main is the task process, cloned by the init ahead of its task: it
 // sets its rlimits, joins the task's cgroups (join_cgroups), becomes the
 // unprivileged task identity with no capabilities and only fds 0-4, says
@@ -593,7 +644,8 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 		report(SVC_REC_READY, "");
 
 	size_t len;
-	char *buf = read_all(SVC_FD_CONFIG, &len);
+	int passed[TASK_PASSED_MAX], npassed, used = 0;
+	char *buf = recv_all(SVC_FD_CONFIG, &len, passed, &npassed);
 	close(SVC_FD_CONFIG);
 	if (listener >= 0)
 		close(listener); // the parent has its own by now
@@ -634,8 +686,18 @@ static void __attribute__((noreturn)) task_main(struct rec *cell, int ncell)
 			// (initproc.PreExecCalls), installed already or not.
 			set_rlimit(r);
 			break;
+		case SVC_REC_STDIO:
+			set_stdio(r, passed, npassed, &used);
+			break;
 		}
 	}
+	// Every fd passed has its place, or the task does not run.
+	if (used != npassed) {
+		errno = EINVAL;
+		die("parse task", "passed fds without a stdio record");
+	}
+	for (int i = 0; i < npassed; i++)
+		close(passed[i]);
 	if (!cmd || nargv == 0)
 		die("parse task", "no command");
 	exec_task(argv, envp, cmd, dir, &prog);

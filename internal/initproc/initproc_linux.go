@@ -182,6 +182,16 @@ type TaskSpec struct {
 	// limits of a task lower than its cell's. The task process has no
 	// privilege by then, so each may only lower a limit.
 	Rlimits []Rlimit
+	// StdinPassed says the task's stdin is the one fd sent with its
+	// records (SCM_RIGHTS on its config socket) in place of its cell's
+	// pipe: the task process makes it its fd 0 before its execve. The
+	// fd is the file itself, shared with the sender, not a copy of its
+	// bytes.
+	StdinPassed bool
+	// MergeOutput makes the task's fd 2 a copy of its fd 1 (2>&1): its
+	// stdout and stderr are one stream, in the order of its writes, and
+	// its cell's stderr pipe is closed unused.
+	MergeOutput bool
 }
 
 // records appends config records to a buffer.
@@ -256,13 +266,14 @@ func EncodeTaskFrame(plan mount.Plan, filter []byte, watched bool) []byte {
 }
 
 // PreExecCalls are the system calls a task process makes between its
-// ready line and its execve: to read its command (read, close, and mmap
-// and munmap for a command too large for its arena), to lower its rlimits
+// ready line and its execve: to read its command (recvmsg, with the fds
+// it passes, which dup3 puts in place, close, and mmap and munmap for a
+// command too large for its arena), to lower its rlimits
 // (prlimit64: TaskSpec.Rlimits), to enter its working directory, to
 // execute it (execve, or write and exit_group for its error). A task
 // whose seccomp program allows them all unconditionally can have it
 // installed before it is released (EncodeTaskFrame).
-var PreExecCalls = []string{"read", "close", "mmap", "munmap", "prlimit64", "chdir", "execve", "write", "exit_group"}
+var PreExecCalls = []string{"recvmsg", "read", "close", "dup3", "mmap", "munmap", "prlimit64", "chdir", "execve", "write", "exit_group"}
 
 // ShellCalls are the system calls a shell's init makes once its base
 // filter is installed (the end of its setup: CellSpec.BaseFilter), for
@@ -295,7 +306,8 @@ func (b *records) filter(tag byte, prog []byte) {
 	}
 }
 
-// Encode returns the task's records, which the task reads up to EOF.
+// Encode returns the task's records, which the task process reads up to
+// EOF; with StdinPassed the first bytes carry the stdin fd (SCM_RIGHTS).
 func (s *TaskSpec) Encode() []byte {
 	var b records
 	b.rec(C.SVC_REC_DIR, s.Dir)
@@ -308,6 +320,12 @@ func (s *TaskSpec) Encode() []byte {
 	}
 	for _, r := range s.Rlimits {
 		b.rec(C.SVC_REC_RLIMIT, u(uint64(r.Resource)), u(r.Soft), u(r.Hard))
+	}
+	if s.StdinPassed {
+		b.rec(C.SVC_REC_STDIO, "0", "p")
+	}
+	if s.MergeOutput {
+		b.rec(C.SVC_REC_STDIO, "2", "1")
 	}
 	b.filter(C.SVC_REC_FILTER, s.Filter)
 	return b

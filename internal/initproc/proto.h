@@ -14,7 +14,7 @@
 
 // File descriptors of a sandbox's init, a shell, and of its task process
 // until execve.
-#define SVC_FD_CONFIG 3 // init: the control socket; task: its records from the parent, then EOF
+#define SVC_FD_CONFIG 3 // init: the control socket; task: its records from the parent (a stream socket, with any fds they pass), then EOF
 #define SVC_FD_STATUS 4 // init and task -> parent: status lines
 #define SVC_FD_CGROUP 5 // task: the first of its cgroup join files (v1 tasks, v2 cgroup.procs)
 
@@ -78,6 +78,7 @@ struct svc_spawn_reply {
 #define SVC_REC_BASE 'b'     // seccomp program a shell's init installs once built
 #define SVC_REC_BASE_WATCHED 'B' // the same, notifying: installed with a listener, passed on
 #define SVC_REC_USERNS_LIMIT 'u' // name of a /proc/sys/user file, the limit written to it
+#define SVC_REC_STDIO 's'        // the task's fd (0-2), its source: "p" the next fd passed with the records, or another of 0-2
 #define SVC_SHELL_LISTENER 'L'   // init -> parent on the control socket: the base's listener in SCM_RIGHTS
 
 // Mount operations.

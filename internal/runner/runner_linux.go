@@ -44,9 +44,20 @@ type Task struct {
 	// file takes no more, the task is killed as for any stream past its
 	// limit, with the file holding what fit), and none counts against
 	// Budget; the Result's Stdout (Stderr) is then empty. They may be
-	// one file. A cell with MergeOutput has no stderr: StderrFile is
-	// unused.
+	// one file. With MergeOutput, StderrFile is unused.
 	StdoutFile, StderrFile *os.File
+	// StdinFile, if not nil, is the task's standard input itself, in
+	// place of its cell's pipe: it goes to the task process with its
+	// command (initproc.TaskSpec.StdinPassed), which makes it its fd 0,
+	// and Run writes no stdin (Stdin must be empty). A regular file
+	// costs this process nothing however much the task reads. The
+	// caller keeps it and may close it once Run returns.
+	StdinFile *os.File
+	// MergeOutput gives the task one stream for its stdout and stderr:
+	// fd 2 is a copy of fd 1, as 2>&1, so the two keep the order of the
+	// task's writes, and all of it is the Result's Stdout (or goes to
+	// StdoutFile), within one output limit. StderrFile is unused.
+	MergeOutput bool
 
 	// NoSockets says the task's seccomp policy refuses socket and
 	// socketpair: it cannot change its network namespace, which Close
@@ -222,37 +233,33 @@ func (r *fdReader) read(p []byte) (int, error) {
 	return n, nil
 }
 
-// pipes makes the cell's four pipes, stdin, stdout, stderr and config,
-// and its status socket, keeps this process's ends and returns the
-// init's, in that order. The status channel is a socket; for a watched
-// task its end here takes the writer's pidfd with what it reads
+// pipes makes the cell's three pipes, stdin, stdout and stderr, its
+// config socket and its status socket, keeps this process's ends and
+// returns the init's, in that order. The config channel is a socket so
+// that the task's records can bring fds the task process puts in place
+// of its pipes (Task.StdinFile, Task.MergeOutput): a cell is made before
+// its task is known. The status channel is a socket; for a watched task
+// its end here takes the writer's pidfd with what it reads
 // (SO_PASSPIDFD), for the listener of the filter (see Shell.Cell).
-//
-// A stdin file (not nil) is the task's stdin in place of a pipe: a copy
-// of its descriptor is the init's, and the cell has no stdin end. With
-// merge, the task's stderr is a copy of its stdout's write end, and the
-// cell has no stderr end.
-func (c *Cell) pipes(watched bool, stdin *os.File, merge bool) (theirs []int, err error) {
+func (c *Cell) pipes(watched bool) (theirs []int, err error) {
 	for _, p := range []struct {
-		mine     *int
-		write    bool // the init writes
-		blocking bool // this process's end
-	}{{&c.stdin, false, false}, {&c.stdout, true, false}, {&c.stderr, true, false}, {&c.config, false, true}} {
+		mine  *int
+		write bool // the init writes
+	}{{&c.stdin, false}, {&c.stdout, true}, {&c.stderr, true}} {
 		var their int
-		switch {
-		case p.mine == &c.stdin && stdin != nil:
-			their, err = unix.FcntlInt(stdin.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-		case p.mine == &c.stderr && merge:
-			their, err = unix.FcntlInt(uintptr(theirs[len(theirs)-1]), unix.F_DUPFD_CLOEXEC, 0)
-		default:
-			*p.mine, their, err = pipe(!p.write, !p.blocking)
-		}
-		if err != nil {
+		if *p.mine, their, err = pipe(!p.write, true); err != nil {
 			return theirs, fmt.Errorf("sandbox pipes: %w", err)
 		}
 		theirs = append(theirs, their)
 	}
+	// Blocking at both ends: this process writes the records at once,
+	// and the task process reads them to EOF.
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return theirs, fmt.Errorf("sandbox config socket: %w", err)
+	}
+	c.config, theirs = pair[0], append(theirs, pair[1])
+	pair, err = unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return theirs, fmt.Errorf("sandbox status socket: %w", err)
 	}
@@ -398,8 +405,8 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		return nil, errors.New("sandbox: cell already used")
 	case c.fed && t.Stdin != "":
 		return nil, errors.New("sandbox: stdin for a task whose stdin another task feeds")
-	case c.stdin < 0 && t.Stdin != "" && !c.fed:
-		return nil, errors.New("sandbox: stdin for a task whose stdin is a file")
+	case t.StdinFile != nil && (t.Stdin != "" || c.fed):
+		return nil, errors.New("sandbox: a stdin file for a task with stdin, or whose stdin another task feeds")
 	case c.piped && t.StdoutFile != nil:
 		return nil, errors.New("sandbox: a stdout file for a task whose stdout feeds another")
 	}
@@ -413,7 +420,7 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	if t.StdoutFile != nil {
 		out.budget, out.file = nil, t.StdoutFile
 	}
-	if t.StderrFile != nil {
+	if t.StderrFile != nil && !t.MergeOutput {
 		errs.budget, errs.file = nil, t.StderrFile
 	}
 	var rl *relay
@@ -424,8 +431,15 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 	}
 
 	// The config's EOF releases the task; its wall clock runs from then.
+	spec := t.Spec
+	spec.StdinPassed, spec.MergeOutput = t.StdinFile != nil, t.MergeOutput
+	if t.MergeOutput {
+		// The task process puts a copy of its stdout in place of the
+		// stderr pipe, whose end here has nothing to read.
+		closeFD(&c.stderr)
+	}
 	start := time.Now()
-	werr := writeAll(c.config, t.Spec.Encode())
+	werr := sendRecords(c.config, spec.Encode(), t.StdinFile)
 	closeFD(&c.config)
 	var timer *time.Timer
 	if t.WallTimeout > 0 {
@@ -725,6 +739,25 @@ func pollWait(fds []unix.PollFd) error {
 	return err
 }
 
+// sendRecords writes a task's records b to fd, its config socket
+// (blocking), with the fd of stdin, if not nil, in SCM_RIGHTS on the
+// first bytes.
+func sendRecords(fd int, b []byte, stdin *os.File) error {
+	if stdin == nil {
+		return writeAll(fd, b)
+	}
+	for {
+		n, err := unix.SendmsgN(fd, b, unix.UnixRights(int(stdin.Fd())), nil, 0)
+		if err == unix.EINTR {
+			continue // nothing was sent
+		}
+		if err != nil {
+			return err
+		}
+		return writeAll(fd, b[n:])
+	}
+}
+
 // writeAll writes b to fd, a blocking descriptor.
 func writeAll(fd int, b []byte) error {
 	for len(b) > 0 {
@@ -780,7 +813,7 @@ func (c *Cell) pump(stdin []byte, out, errs *collector, rl *relay, pl *poller) (
 	sinks := [...]*collector{iOut: out, iErr: errs, iStatus: sc}
 	open := 3
 	if c.stderr < 0 {
-		// Merged into the stdout (Shell.Cell's MergeOutput).
+		// Merged into the stdout (Task.MergeOutput).
 		fds[iErr].Fd = -1
 		open--
 	}

@@ -76,17 +76,6 @@ type ShellTask struct {
 	// task runs, and the task's network namespace is read after it only if
 	// a process of it made a socket. It needs SO_PASSPIDFD (Linux 6.5).
 	Watched bool
-	// Stdin, if not nil, is the task's standard input itself, in place
-	// of a pipe: the task process gets a copy of it as fd 0, and the
-	// cell's Run writes no stdin (Task.Stdin must be empty). A regular
-	// file costs this process nothing however much the task reads. The
-	// caller keeps Stdin and may close it once Cell returns.
-	Stdin *os.File
-	// MergeOutput gives the task one pipe for its stdout and stderr:
-	// fd 2 is a copy of fd 1, as 2>&1, so the two streams keep the
-	// order of the task's writes, and all of it is the Run's stdout
-	// (Task.Stdout), within one output limit.
-	MergeOutput bool
 }
 
 // BuildShell makes a shell and returns once its sandbox is built.
@@ -186,7 +175,7 @@ func (s *Shell) Cell(ctx context.Context, t *ShellTask) (_ *Cell, err error) {
 			cell.close()
 		}
 	}()
-	theirs, err = cell.pipes(t.Watched, t.Stdin, t.MergeOutput)
+	theirs, err = cell.pipes(t.Watched)
 	theirs = append(theirs, t.CgroupProcs...)
 	if err != nil {
 		return nil, err
