@@ -330,22 +330,30 @@ func (e *streamError) Error() string {
 
 func (e *streamError) Unwrap() error { return e.err }
 
-// openStdin opens the file p beneath the workspace ws for a task's
-// stdin: read-only, with one openat2 from a descriptor of ws, following
+// stdinRoot returns a detached clone of the workspace ws (open_tree, not
+// recursive), whose root is ws itself: a file opened beneath it
+// (openStdin) is named from the workspace's root ("/in.txt") in the
+// task's /proc/self/fd/0, not by the host's path of the workspace. Each
+// file opened through it holds it; it is dissolved, at the cost of an
+// expedited RCU grace period, once the descriptor returned and the last
+// of them are closed: one clone serves every stdin of a step.
+func stdinRoot(ws string) (int, error) {
+	root, err := unix.OpenTree(unix.AT_FDCWD, ws, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("stdin_path: open workspace: %w", err)
+	}
+	return root, nil
+}
+
+// openStdin opens the file p beneath root, the workspace's clone
+// (stdinRoot), for a task's stdin: read-only, with one openat2, following
 // no symlink at any component (the last included) nor leaving the
 // workspace's mount, so a link an earlier step planted never reaches a
 // host file. It never waits: a FIFO opens at once (O_NONBLOCK) and is
 // refused with anything else that is not a regular file; the
-// descriptor the task gets is blocking. It is opened through a detached
-// clone of the workspace's mount (open_tree), so that the task's
-// /proc/self/fd/0 names it from the workspace's root ("/in.txt"), not by
-// the host's path of the workspace.
-func openStdin(ws, p string) (*os.File, error) {
-	root, err := unix.OpenTree(unix.AT_FDCWD, ws, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("open workspace: %w", err)
-	}
-	defer unix.Close(root)
+// descriptor the task gets is blocking.
+func openStdin(root int, p string) (*os.File, error) {
+	var err error
 	how := *resolveBeneath
 	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	var fd int
@@ -466,7 +474,8 @@ func pathFault(field, p string, err error) error {
 
 // openStreams opens the stream files of the tasks of step in the
 // workspace ws, owned by uid, into streams, for each task that results
-// does not already end: every stdin first, then every stdout and stderr,
+// does not already end: every stdin first (through one clone of the
+// workspace for the step, stdinRoot), then every stdout and stderr,
 // so that an output of one task that another reads is truncated after
 // the reader has it open (the reader sees the file grow as the writer
 // writes). A task whose file could not be opened gets its result: exit
@@ -483,12 +492,25 @@ func openStreams(ws string, uid int, step *stepPlan, results []Result, streams [
 		}
 		results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
 	}
+	root := -1
+	defer func() {
+		if root >= 0 {
+			unix.Close(root)
+		}
+	}()
 	for i := range step.tasks {
 		t := &step.tasks[i]
 		if results[i].Outcome != "" || t.StdinPath == "" {
 			continue
 		}
-		f, err := openStdin(ws, t.StdinPath)
+		if root < 0 {
+			var err error
+			if root, err = stdinRoot(ws); err != nil {
+				fail(i, err)
+				continue
+			}
+		}
+		f, err := openStdin(root, t.StdinPath)
 		if err != nil {
 			fail(i, err)
 			continue
