@@ -243,3 +243,6 @@ func TestFileStoreContractOutput(t *testing.T) {
 		}
 	})
 }
+
+func minioPutOptions() minio.PutObjectOptions   { return minio.PutObjectOptions{} }
+func minioStatOptions() minio.StatObjectOptions { return minio.StatObjectOptions{} }

@@ -119,10 +119,14 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 		uploadLimit = svc.DefaultLimits().UploadFileLimit
 	}
 	files, err := svc.OpenFileStore(svc.FileStoreConfig{
-		Dir: storeDir, MaxBytes: o.fileStoreMax, TTL: o.fileTTL,
+		Dir: storeDir, URL: o.fileStoreURL, MaxBytes: o.fileStoreMax, TTL: o.fileTTL,
 		MaxUploadBytes: uploadLimit, MaxConcurrentUploads: o.maxUploads, Logger: log,
 	})
 	if err != nil {
+		if o.fileStoreURL != "" {
+			// The URL holds no secret: keys come from the environment.
+			return fmt.Errorf("file store (FILESTORE_URL %s, FILESTORE_DIR %s): %w", o.fileStoreURL, storeDir, err)
+		}
 		return fmt.Errorf("file store (FILESTORE_DIR %s): %w", storeDir, err)
 	}
 	defer files.Close()
@@ -196,7 +200,7 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	defer ml.close()
 	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", ml.addr(), "version", api.Version, "image_id", api.ImageID,
 		"toolchains", api.Toolchains, "cgroup_version", sb.CgroupVersion(), "state_dir", stateDir,
-		"file_store", storeDir, "max_concurrency", sb.Limits().MaxConcurrency,
+		"file_store", storeDir, "file_store_backend", files.Backend(), "max_concurrency", sb.Limits().MaxConcurrency,
 		"queue_timeout_ms", sb.Config().QueueTimeout.Milliseconds(), "auth", !o.noAuth,
 		"rate_limit_per_minute", o.rateLimit)
 	if ready != nil {
