@@ -92,7 +92,12 @@ func uploadError(err error, limit int64) error {
 
 // listFiles serves GET /file, newest first.
 func (h *Handler) listFiles(w http.ResponseWriter, r *http.Request) {
-	files := h.files.List()
+	files, err := h.files.ListFiles(r.Context())
+	if err != nil {
+		// A shared store that fails: 503 capacity_exhausted.
+		h.fail(w, r, err)
+		return
+	}
 	if files == nil {
 		files = []svc.StoredFile{}
 	}
