@@ -52,13 +52,6 @@ type taskPlan struct {
 	lowered TaskLimits
 }
 
-// ownCell reports whether the task needs a cell built for it as it
-// starts rather than one built ahead: its stdin is a file (StdinPath),
-// or its stderr goes into its stdout's file.
-func (t taskPlan) ownCell() bool {
-	return t.StdinPath != "" || t.StdoutPath != "" && t.StdoutPath == t.StderrPath
-}
-
 // workspaceDir is where a task sees the workspace: its working dir and
 // HOME unless it says otherwise.
 const workspaceDir = "/svc"
