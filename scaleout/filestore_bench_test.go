@@ -1,0 +1,295 @@
+package scaleout
+
+// Figures of the file store through svc serve (issue 34): a separate
+// process, this benchmark, uploads and downloads 64 MiB files over HTTP,
+// against the local store and against the S3 backend (SeaweedFS on
+// loopback), next to the same client's PUT and GET straight to the same
+// SeaweedFS; and a judged submission whose 48 inputs are stored files,
+// with its instance's cache warm. The server's peak RSS is reported
+// (server-hwm-MiB) to show it flat whatever the file size.
+//
+//	go test -run '^$' -bench FileStore -benchtime 5x ./scaleout
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/svc-sandbox/svc"
+	"github.com/svc-sandbox/svc/client"
+	"github.com/svc-sandbox/svc/seaweedtest"
+)
+
+const benchFileSize = 64 << 20
+
+// benchServer is one svc serve process for a benchmark.
+type benchServer struct {
+	cmd  *exec.Cmd
+	url  string
+	key  string
+	c    *client.Client
+	http *http.Client
+}
+
+func startBenchServer(b *testing.B, env ...string) *benchServer {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	root, err := exec.Command(goBin(), "env", "GOMOD").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "svc")
+	build := exec.Command(goBin(), "build", "-o", bin, "./cmd/svc")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	state, err := os.MkdirTemp("", "svc-bench-state-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.Chmod(state, 0o711)
+	b.Cleanup(func() { os.RemoveAll(state) })
+	key := randomHex(16)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(append(os.Environ(), "STATE_DIR="+state, "LISTEN_ADDR=127.0.0.1:0", "API_KEYS="+key,
+		"UPLOAD_FILE_LIMIT_BYTES=128MiB", "WORKSPACE_SIZE_BYTES=512MiB", "MAX_CONCURRENCY=8",
+		"SANDBOX_UID_BASE="+strconv.Itoa(uidBase(0))), env...)
+	stderr, _ := cmd.StderrPipe()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	addr := make(chan string, 1)
+	scanned := make(chan struct{})
+	var logTail strings.Builder
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == "serving" {
+				addr <- m.Addr
+			}
+			if logTail.Len() < 1<<16 {
+				logTail.WriteString(sc.Text() + "\n")
+			}
+		}
+	}()
+	s := &benchServer{cmd: cmd, key: key}
+	select {
+	case a := <-addr:
+		s.url = "http://" + a
+	case <-scanned:
+		b.Fatalf("svc serve exited at start:\n%s", logTail.String())
+	case <-time.After(2 * time.Minute):
+		b.Fatalf("svc serve did not start")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.WriteBufferSize, tr.ReadBufferSize = 256<<10, 256<<10
+	s.http = &http.Client{Transport: tr}
+	s.c, err = client.New(client.Config{URL: s.url, Key: key, HTTPClient: s.http})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// hwm is the server's peak RSS in MiB.
+func (s *benchServer) hwm(b *testing.B) float64 {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(st)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// upload posts content as a streamed multipart body, as curl -F does.
+func (s *benchServer) upload(b *testing.B, content []byte) string {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		part, _ := mw.CreateFormFile("file", "big.bin")
+		part.Write(content)
+		pw.CloseWithError(mw.Close())
+	}()
+	req, _ := http.NewRequest("POST", s.url+"/file", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var up client.Uploaded
+	if resp.StatusCode != 201 && resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&up) != nil {
+		body, _ := io.ReadAll(resp.Body)
+		b.Fatalf("upload: HTTP %d %s", resp.StatusCode, body)
+	}
+	return up.FileID
+}
+
+func (s *benchServer) download(b *testing.B, id string) {
+	req, _ := http.NewRequest("GET", s.url+"/file/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || n != benchFileSize {
+		b.Fatalf("download: HTTP %d, %d bytes, %v", resp.StatusCode, n, err)
+	}
+}
+
+func benchContent() []byte {
+	content := make([]byte, benchFileSize)
+	rand.NewChaCha8([32]byte{9}).Read(content)
+	return content
+}
+
+// backendEnv starts what a backend needs and returns svc serve's env.
+func backendEnv(b *testing.B, backend string) ([]string, *seaweedtest.Server) {
+	if backend == "dir" {
+		return nil, nil
+	}
+	s3 := seaweedtest.Start(b)
+	return append(s3.Env(), "FILESTORE_URL="+s3.URL("bench/")), s3
+}
+
+func BenchmarkFileStoreHTTP(b *testing.B) {
+	content := benchContent()
+	for _, backend := range []string{"dir", "s3"} {
+		b.Run(backend, func(b *testing.B) {
+			env, _ := backendEnv(b, backend)
+			s := startBenchServer(b, env...)
+			s.upload(b, content[:1<<20]) // warm
+			b.Run("upload", func(b *testing.B) {
+				b.SetBytes(benchFileSize)
+				for i := 0; b.Loop(); i++ {
+					// New content each time: a new file, not already_exists.
+					copy(content, fmt.Sprintf("%s-%d-%d-", backend, time.Now().UnixNano(), i))
+					s.upload(b, content)
+				}
+				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
+			})
+			id := s.upload(b, content)
+			b.Run("download", func(b *testing.B) {
+				b.SetBytes(benchFileSize)
+				for b.Loop() {
+					s.download(b, id)
+				}
+				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
+			})
+		})
+	}
+}
+
+// BenchmarkFileStoreS3Direct is the same client's PUT and GET of 64 MiB
+// straight to SeaweedFS: what the S3 rows of BenchmarkFileStoreHTTP are
+// compared with.
+func BenchmarkFileStoreS3Direct(b *testing.B) {
+	content := benchContent()
+	s3 := seaweedtest.Start(b)
+	mc := s3.Client()
+	ctx := context.Background()
+	b.Run("put", func(b *testing.B) {
+		b.SetBytes(benchFileSize)
+		for i := 0; b.Loop(); i++ {
+			copy(content, fmt.Sprintf("direct-%d-", i))
+			if _, err := mc.PutObject(ctx, s3.Bucket, fmt.Sprintf("direct/%d", i), bytes.NewReader(content), benchFileSize,
+				minio.PutObjectOptions{PartSize: 64 << 20, DisableContentSha256: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get", func(b *testing.B) {
+		b.SetBytes(benchFileSize)
+		for b.Loop() {
+			o, err := mc.GetObject(ctx, s3.Bucket, "direct/0", minio.GetObjectOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n, err := io.Copy(io.Discard, o)
+			o.Close()
+			if err != nil || n != benchFileSize {
+				b.Fatal(n, err)
+			}
+		}
+	})
+}
+
+// BenchmarkFileStoreJudged48 is a judged submission of 48 tests whose
+// inputs (64 KiB each) are stored files: one task per test reads its
+// input and prints its sum. The cache of the instance is warm (the
+// submission ran once before the timing).
+func BenchmarkFileStoreJudged48(b *testing.B) {
+	for _, backend := range []string{"dir", "s3"} {
+		b.Run(backend, func(b *testing.B) {
+			env, _ := backendEnv(b, backend)
+			s := startBenchServer(b, env...)
+			ctx := context.Background()
+			var steps []svc.Step
+			for i := range 48 {
+				in := make([]byte, 64<<10)
+				rand.NewChaCha8([32]byte{7, byte(i)}).Read(in)
+				up, err := s.c.UploadBytes(ctx, fmt.Sprintf("test%02d.in", i), in)
+				if err != nil {
+					b.Fatal(err)
+				}
+				steps = append(steps, svc.Single(sumTask(up.FileID)))
+			}
+			req := &svc.Request{Steps: steps} // Cache false: executed, not replayed
+			run := func() {
+				resp, err := s.c.Execute(ctx, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r := resp.Results[47].Results[0]; r.Outcome != svc.OutcomeExited || r.ExitCode != 0 {
+					b.Fatalf("last test: %s %q", r.Outcome, r.Stderr)
+				}
+			}
+			run() // warm
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
