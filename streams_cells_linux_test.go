@@ -2,6 +2,7 @@ package svc_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,5 +47,46 @@ func TestStdinPathParallel(t *testing.T) {
 	}
 	if got, w := resp.Results[2].Results[0].Stdout, "a\nb\nerr\nout\n5000\n"; got != w {
 		t.Errorf("after: %q, want %q", got, w)
+	}
+}
+
+// BenchmarkStdinPathSteps: six steps of width tasks (cat, native_v2)
+// after a first step that places a small file, each task reading the
+// file by stdin_path or its bytes as inline stdin: what a stdin_path
+// costs a request beside inline stdin. With width 1 the machine has a
+// CPU to spare, and a cell built on the step's critical path would show.
+func BenchmarkStdinPathSteps(b *testing.B) {
+	for _, c := range []struct {
+		byPath bool
+		width  int
+	}{{true, 1}, {false, 1}, {true, 8}, {false, 8}} {
+		name := "inline"
+		if c.byPath {
+			name = "stdin_path"
+		}
+		b.Run(name+"-width"+strconv.Itoa(c.width), func(b *testing.B) {
+			sb := newSandbox(b, svc.Config{})
+			steps := []svc.Step{svc.Single(svc.Task{Cmd: "true", Files: map[string]svc.File{"in": {Content: "hello\n"}}})}
+			for range 6 {
+				tasks := make([]svc.Task, c.width)
+				for j := range tasks {
+					tasks[j] = svc.Task{Cmd: "cat", SandboxProfile: svc.ProfileNativeV2}
+					if c.byPath {
+						tasks[j].StdinPath = "in"
+					} else {
+						tasks[j].Stdin = "hello\n"
+					}
+				}
+				steps = append(steps, svc.Parallel(tasks...))
+			}
+			run(b, sb, steps...)
+			b.ResetTimer()
+			for range b.N {
+				resp := run(b, sb, steps...)
+				if got := resp.Results[6].Results[c.width-1].Stdout; got != "hello\n" {
+					b.Fatalf("stdout %q", got)
+				}
+			}
+		})
 	}
 }
