@@ -242,7 +242,7 @@ func (s *Server) start() {
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "HOME="+s.dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		s.t.Fatalf("start weed: %v", err)
