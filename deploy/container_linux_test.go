@@ -616,7 +616,9 @@ func TestContainerV2Guest(t *testing.T) {
 		"set -e",
 		"grep -q ' /sys/fs/cgroup .* - cgroup2 ' /proc/self/mountinfo",
 		"podman --runtime runc " + storage + " load -q -i " + archive + " >/dev/null",
-		"cd " + wd,
+		// In the run's own directory: conmon writes a file "oom" into its
+		// working directory when a container's cgroup records an OOM kill.
+		"cd " + dir,
 		"SVC_TEST_IMAGE=" + img + " SVC_PODMAN_FLAGS='" + storage + "' " + bin +
 			" -test.count=1 -test.v -test.timeout=25m -test.run '^(TestContainer|TestContainerPrivileges)$'",
 	}, "\n")
