@@ -28,7 +28,7 @@ func (h *host) startCheck() error {
 func (h *host) runStartCheck() error {
 	ctx, cancel := context.WithTimeout(context.Background(), startCheckTimeout)
 	defer cancel()
-	rq, err := h.openRequest(&request{id: "start-check", slot: 0, limits: h.cfg.Limits, size: MiB, own: true})
+	rq, err := h.openRequest(&request{id: "start-check", slot: 0, limits: startCheckLimits(h.cfg.Limits), size: MiB, own: true})
 	if err != nil {
 		return fmt.Errorf("start check: %w", err)
 	}
@@ -42,10 +42,23 @@ func (h *host) runStartCheck() error {
 		return fmt.Errorf("start check: %w", err)
 	}
 	if r.Outcome != OutcomeExited || r.ExitCode != 0 {
-		return fmt.Errorf("start check: a task running true under %s ended %s (exit %d) %s: the root filesystem (ROOTFS %s) must have true on the task PATH",
-			profile, r.Outcome, r.ExitCode, strings.TrimSpace(r.Error+" "+clipOutput(r.Stderr)), h.cfg.RootFS)
+		why := strings.TrimSpace(r.Error + " " + clipOutput(r.Stderr))
+		if r.Outcome == OutcomeExited && r.ExitCode == 127 {
+			return fmt.Errorf("start check: true is not on the task PATH of the root filesystem (ROOTFS %s): %s", h.cfg.RootFS, why)
+		}
+		return fmt.Errorf("start check: a task running true under %s ended %s (exit %d): %s", profile, r.Outcome, r.ExitCode, why)
 	}
 	return nil
+}
+
+// startCheckLimits are the limits of the start check's task: the
+// service's, but for time, which the service's may make too short for a
+// sandbox to start on a loaded machine (the check is of isolation, not
+// of limits).
+func startCheckLimits(l Limits) Limits {
+	l.WallTimeout = max(l.WallTimeout, startCheckTimeout)
+	l.CPUTimeLimit = max(l.CPUTimeLimit, startCheckTimeout)
+	return l
 }
 
 // withHint adds to an error of openHost what to change, where it is one

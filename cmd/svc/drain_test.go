@@ -143,7 +143,9 @@ func TestServeDrainStalledClients(t *testing.T) {
 
 	<-p.stderrDone
 	err = p.cmd.Wait()
-	if d := time.Since(start); d > shutdownTimeout {
+	// Seen from outside, with the signal's delivery and the process's
+	// exit on a loaded machine: a little slack.
+	if d := time.Since(start); d > shutdownTimeout+500*time.Millisecond {
 		t.Errorf("exit %v after the signal, SHUTDOWN_TIMEOUT_MS is %v", d, shutdownTimeout)
 	}
 	if err != nil {

@@ -216,7 +216,11 @@ func serve(ctx context.Context, o *options, log *slog.Logger, ready func(addr st
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "timeout_ms", o.shutdownTimeout.Milliseconds())
-	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	// The drain and the sandboxes' close get the timeout but a reserve
+	// for what comes after them (the stores' close, the process's exit),
+	// so that the process is gone within SHUTDOWN_TIMEOUT_MS.
+	reserve := min(500*time.Millisecond, o.shutdownTimeout/8)
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout-reserve)
 	defer cancel()
 	shutDown = true
 	err = h.Shutdown(sctx, srv)
