@@ -155,7 +155,7 @@ func must[T any](v T, err error) T {
 // checkInfo checks /info against API.md and the server's configuration.
 func checkInfo(t *testing.T, s *svctest.Server, info map[string]json.RawMessage) {
 	t.Helper()
-	want := []string{"arch", "body_idle_timeout_ms", "cache", "cgroup_version", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
+	want := []string{"arch", "body_idle_timeout_ms", "cache", "cgroup_version", "go_build_cache", "image_id", "limits", "queue_timeout_ms", "sandbox_profiles", "toolchains", "version"}
 	if keys := slices.Sorted(maps.Keys(info)); !slices.Equal(keys, want) {
 		t.Errorf("info fields %v, want %v", keys, want)
 	}
