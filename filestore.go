@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -569,6 +570,74 @@ type upload struct {
 // putBufs are the read buffers of uploads.
 var putBufs = sync.Pool{New: func() any { return new([256 * KiB]byte) }}
 
+// pipeHash hashes an upload's chunks on a goroutine of its own, so that
+// hashing, a third of what an upload costs, overlaps the reading and
+// writing of the chunks after. It owns three buffers of putBufs, taken
+// with next and handed back hashed (add) or unused (give), so that an
+// upload of any size allocates nothing more. Its methods are called by
+// one goroutine.
+type pipeHash struct {
+	h      hash.Hash
+	chunks chan hashChunk
+	free   chan *[256 * KiB]byte
+	done   chan struct{}
+	closed bool
+}
+
+type hashChunk struct {
+	buf *[256 * KiB]byte
+	n   int
+}
+
+// pipeBuffers is how many buffers an upload holds: one being read, two
+// being hashed.
+const pipeBuffers = 3
+
+func newPipeHash() *pipeHash {
+	p := &pipeHash{h: sha256.New(), chunks: make(chan hashChunk, pipeBuffers),
+		free: make(chan *[256 * KiB]byte, pipeBuffers), done: make(chan struct{})}
+	for range pipeBuffers {
+		p.free <- putBufs.Get().(*[256 * KiB]byte)
+	}
+	go func() {
+		defer close(p.done)
+		for c := range p.chunks {
+			p.h.Write(c.buf[:c.n])
+			p.free <- c.buf
+		}
+	}()
+	return p
+}
+
+// next returns a buffer to read into, waiting for one to be hashed.
+func (p *pipeHash) next() *[256 * KiB]byte { return <-p.free }
+
+// add hashes the first n bytes of buf, a buffer of next.
+func (p *pipeHash) add(buf *[256 * KiB]byte, n int) { p.chunks <- hashChunk{buf, n} }
+
+// give hands back a buffer of next unused.
+func (p *pipeHash) give(buf *[256 * KiB]byte) { p.free <- buf }
+
+// sum returns the hash of what was added.
+func (p *pipeHash) sum() []byte {
+	p.stop()
+	return p.h.Sum(nil)
+}
+
+// stop waits for the chunks added to be hashed, and puts the buffers
+// back in putBufs.
+func (p *pipeHash) stop() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	close(p.chunks)
+	<-p.done
+	for range pipeBuffers {
+		putBufs.Put(<-p.free)
+	}
+}
+
 // receive reads r to EOF into a temporary file, hashing it.
 func (s *FileStore) receive(ctx context.Context, r io.Reader) (_ *upload, err error) {
 	tmp, err := os.CreateTemp(s.dir, storeTmpPrefix+"*")
@@ -581,30 +650,55 @@ func (s *FileStore) receive(ctx context.Context, r io.Reader) (_ *upload, err er
 			u.discard()
 		}
 	}()
-	buf := putBufs.Get().(*[256 * KiB]byte)
-	defer putBufs.Put(buf)
-	h := sha256.New()
-	for {
+	h := newPipeHash()
+	defer h.stop()
+	// stopped is why the upload must end before its next read, if it
+	// must: the caller gave up, or the store is closing.
+	stopped := func() error {
 		if err := ctx.Err(); err != nil {
-			return nil, &Error{Code: CodeOf(err), Msg: "upload: cancelled", Err: err}
+			return &Error{Code: CodeOf(err), Msg: "upload: cancelled", Err: err}
 		}
 		select {
 		case <-s.stop:
-			return nil, errStoreClosed
+			return errStoreClosed
 		default:
 		}
-		// Never read past the first byte over the limit.
-		n, rerr := r.Read(buf[:min(int64(len(buf)), s.maxPut+1-u.size)])
-		if n > 0 {
+		return nil
+	}
+	for {
+		if err := stopped(); err != nil {
+			return nil, err
+		}
+		// Never read past the first byte over the limit. The buffer is
+		// filled before it is hashed and written: a multipart part reads
+		// 4 KiB at a time, and a write per 4 KiB costs more than the
+		// copy.
+		buf := h.next()
+		p := buf[:min(int64(len(buf)), s.maxPut+1-u.size)]
+		n, rerr := r.Read(p)
+		for rerr == nil && n < len(p) {
+			if err := stopped(); err != nil {
+				h.give(buf)
+				return nil, err
+			}
+			var m int
+			m, rerr = r.Read(p[n:])
+			n += m
+		}
+		if n == 0 {
+			h.give(buf)
+		} else {
 			u.size += int64(n)
 			if u.size > s.maxPut {
+				h.give(buf)
 				return nil, &Error{Code: CodePayloadTooLarge,
 					Msg: fmt.Sprintf("upload: the file is larger than the limit of %d bytes", s.maxPut)}
 			}
-			h.Write(buf[:n])
 			if err := u.write(buf[:n]); err != nil {
+				h.give(buf)
 				return nil, err
 			}
+			h.add(buf, n)
 		}
 		if rerr == io.EOF {
 			break
@@ -620,7 +714,7 @@ func (s *FileStore) receive(ctx context.Context, r io.Reader) (_ *upload, err er
 			return nil, &Error{Code: CodeInvalidRequest, Msg: "upload: reading the file failed", Err: rerr}
 		}
 	}
-	u.id = hex.EncodeToString(h.Sum(nil))
+	u.id = hex.EncodeToString(h.sum())
 	if u.tmp != nil {
 		var err error
 		if s.remote == nil {

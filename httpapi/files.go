@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 
@@ -37,7 +40,7 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 	body := h.readBody(w, r)
 	defer body.finish()
 	r.Body = http.MaxBytesReader(w, body, limit+multipartSlack)
-	mr, err := r.MultipartReader()
+	mr, err := multipartReader(r)
 	if err != nil {
 		h.fail(w, r, &svc.Error{Code: svc.CodeInvalidRequest,
 			Msg: `body: want multipart/form-data with a part named "file"`})
@@ -78,6 +81,21 @@ func (h *Handler) upload(w http.ResponseWriter, r *http.Request) {
 		h.writeJSON(w, r, status, uploadResponse{FileID: sf.ID, Size: sf.Size, AlreadyExists: exists})
 		return
 	}
+}
+
+// uploadBuffer is how much of an upload's body is read at a time:
+// mime/multipart reads its source 4 KiB at a time, and each read of the
+// body renews the idle deadline and may be a system call.
+const uploadBuffer = 256 << 10
+
+// multipartReader is r.MultipartReader, reading r.Body through a buffer
+// of uploadBuffer bytes.
+func multipartReader(r *http.Request) (*multipart.Reader, error) {
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, http.ErrNotMultipart
+	}
+	return multipart.NewReader(bufio.NewReaderSize(r.Body, uploadBuffer), params["boundary"]), nil
 }
 
 // uploadError turns an error of reading the client's multipart body into
