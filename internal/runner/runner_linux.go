@@ -428,6 +428,13 @@ func (c *Cell) Run(ctx context.Context, t *Task) (*Result, error) {
 		// A transcript: cut at the limit, while the bytes flow on.
 		out.exceeded = nil
 		rl = newRelay(out)
+		if c.relay < 0 {
+			// No consumer will run: the stdout has no reader from the
+			// start, before the task is released, so that its first
+			// write fails (SIGPIPE) as it would with a pipe whose
+			// reader is gone, and nothing reaches the transcript.
+			closeFD(&c.stdout)
+		}
 	}
 
 	// The config's EOF releases the task; its wall clock runs from then.
