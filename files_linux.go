@@ -225,6 +225,23 @@ type onlyWriter struct{ io.Writer }
 // openOutput opens a task's output in the workspace (workspace.openOutput).
 func (rq *request) openOutput(p string) (outputReader, int64, error) { return openOutput(rq.ws, p) }
 
+// openBeneath opens p below the directory root for reading, as
+// openOutput and openStdin do: no symlink at any component, not leaving
+// root's mount, never waiting (O_NONBLOCK), retried where a rename raced
+// the lookup (EAGAIN, or a lease no process is left to hold) or a signal
+// came (EINTR).
+func openBeneath(root int, p string) (int, error) {
+	how := *resolveBeneath
+	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	for try := 0; ; try++ {
+		fd, err := unix.Openat2(root, p, &how)
+		if (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) && try < 8 {
+			continue
+		}
+		return fd, err
+	}
+}
+
 // openOutput opens the regular file p beneath the workspace ws for
 // reading, with one openat2 from a descriptor of ws: no "..", no symlink
 // at any component (the last included), no magic link, no other mount.
@@ -239,18 +256,7 @@ func openOutput(ws, p string) (outputReader, int64, error) {
 		return nil, 0, fmt.Errorf("open workspace: %w", err)
 	}
 	defer unix.Close(root)
-	how := *resolveBeneath
-	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	var fd int
-	for try := 0; ; try++ {
-		fd, err = unix.Openat2(root, p, &how)
-		// EAGAIN: a rename raced the lookup (or a lease, which no
-		// process is left to hold); EINTR: a signal.
-		if (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) && try < 8 {
-			continue
-		}
-		break
-	}
+	fd, err := openBeneath(root, p)
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
@@ -353,18 +359,7 @@ func stdinRoot(ws string) (int, error) {
 // refused with anything else that is not a regular file; the
 // descriptor the task gets is blocking.
 func openStdin(root int, p string) (*os.File, error) {
-	var err error
-	how := *resolveBeneath
-	how.Flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	var fd int
-	for try := 0; ; try++ {
-		fd, err = unix.Openat2(root, p, &how)
-		// EAGAIN: a rename raced the lookup; EINTR: a signal.
-		if (errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) && try < 8 {
-			continue
-		}
-		break
-	}
+	fd, err := openBeneath(root, p)
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.ENOENT):
