@@ -198,9 +198,10 @@ func callStore[T any](ctx context.Context, owner guarded, timeout time.Duration,
 	}
 	var reply errStoreReply
 	switch err := res.err; {
-	case err == nil || errors.Is(err, errCacheMiss) || errors.Is(err, errLayerTooLarge) || errors.Is(err, errNoObject):
+	case err == nil || errors.Is(err, errCacheMiss) || errors.Is(err, errLayerTooLarge) || errors.Is(err, errNoObject) ||
+		errors.Is(err, errObjectExists):
 		// A layer too large for the store is the layer's, not a failure;
-		// nor is a miss.
+		// nor is a miss, or a file stored already.
 		c.answered()
 	case errors.As(err, &reply):
 		c.answered()

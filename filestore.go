@@ -124,12 +124,20 @@ func ValidFileID(id string) bool { return isFileIDHex(id) }
 // cache of them, bounded by cache_bytes (least recently used files go
 // first). The contract is the same, fleet-wide, with these bounds:
 //
-//   - An upload is spooled to Dir and hashed as it arrives; the object is
+//   - An upload is spooled to Dir and hashed as it arrives. One of up to
+//     a part (8 MiB, or UPLOAD_FILE_LIMIT_BYTES/10000 if larger) is
 //     written under its id only then, whole, by one PUT that does not
-//     replace an object that exists. An upload cut anywhere (client gone,
-//     instance killed, store down) leaves no object; the spool is removed,
-//     and so is any a crash left, at the next start. A 201 is sent once
-//     the object store has the file: every instance then finds it.
+//     replace an object that exists. A larger one is sent in parts while
+//     it arrives, two at a time, to a staged object that nothing refers
+//     to; once it is hashed, a small object under its id, written the
+//     same way, refers to it. An upload cut anywhere (client gone,
+//     instance killed, store down) leaves nothing any instance serves:
+//     the instance removes what it staged, and what a killed instance
+//     staged is removed by the tidy any instance runs every quarter of
+//     max(TTL, 1 hour), of content staged longer ago than that. The spool is
+//     removed, and so is any a crash left, at the next start. A 201 is
+//     sent once the object store has the file: every instance then
+//     finds it.
 //   - Open serves the cached copy while the store confirmed the file
 //     within the last second; after that it asks the store again (one
 //     HEAD), so a DELETE through any instance is seen by every other one
@@ -209,6 +217,8 @@ type FileStore struct {
 	// metas are the entries of files of remote seen here, by id: a
 	// file's metadata never changes, and List needs it.
 	metas map[string]StoredFile
+	// tidied is when remote was last tidied of staged content.
+	tidied time.Time
 }
 
 // storedEntry is the index entry of a stored file; guarded by FileStore.mu.
@@ -565,6 +575,7 @@ type upload struct {
 	reserved int64 // bytes of s.reserved held by this upload
 	size     int64
 	id       string
+	stream   *partStream // sending it to the shared store, once larger than a part
 }
 
 // putBufs are the read buffers of uploads.
@@ -699,6 +710,9 @@ func (s *FileStore) receive(ctx context.Context, r io.Reader) (_ *upload, err er
 				return nil, err
 			}
 			h.add(buf, n)
+			if err := u.send(ctx); err != nil {
+				return nil, err
+			}
 		}
 		if rerr == io.EOF {
 			break
@@ -764,14 +778,45 @@ func (u *upload) write(p []byte) error {
 	return nil
 }
 
+// send sends what has arrived of an upload to a shared store, in parts,
+// once it is larger than one part; it returns the failure of a part sent
+// before: the upload ends then, refused.
+func (u *upload) send(ctx context.Context) error {
+	s := u.s
+	if s.remote == nil || u.full {
+		return nil
+	}
+	if u.stream == nil {
+		if u.size <= s.stagePart() {
+			return nil
+		}
+		var err error
+		if u.stream, err = s.startStream(ctx, u.tmpName, s.stagePart()); err != nil {
+			return err
+		}
+	}
+	if err := u.stream.queue(u.size); err != nil {
+		if ctx.Err() != nil {
+			return &Error{Code: CodeOf(ctx.Err()), Msg: "upload: cancelled", Err: err}
+		}
+		return s.storeDown("upload", err)
+	}
+	return nil
+}
+
 // drop gives up keeping the content: the store is full.
 func (u *upload) drop() {
 	u.full = true
 	u.discard()
 }
 
-// discard removes the temporary file, if any, and releases the reservation.
+// discard removes the temporary file, if any, and what was staged of it
+// in a shared store, and releases the reservation.
 func (u *upload) discard() {
+	if u.stream != nil {
+		u.stream.abort()
+		u.stream = nil
+	}
 	if u.tmp != nil {
 		u.tmp.Close()
 		u.tmp = nil
@@ -1266,22 +1311,48 @@ type fileObjects interface {
 	// put writes info.Size bytes of content as the file info describes,
 	// whole or not at all, unless it exists: then errObjectExists.
 	put(ctx context.Context, info StoredFile, content *os.File) error
-	// get writes the content of id to w and returns how many bytes it
-	// wrote, or errNoObject.
-	get(ctx context.Context, id string, w io.Writer) (int64, error)
-	// touch renews the last use of the file info describes.
-	touch(ctx context.Context, info StoredFile) error
+	// stage begins staged content: the content of a file whose id is not
+	// known yet, sent in parts as it arrives, which no file refers to
+	// until link.
+	stage(ctx context.Context) (stagedContent, error)
+	// link writes the file obj describes, its content the staged
+	// content obj.ref, unless the file exists: then errObjectExists.
+	link(ctx context.Context, obj objectInfo) error
+	// get writes the content of the file obj describes (as head gave it)
+	// to w and returns how many bytes it wrote, or errNoObject.
+	get(ctx context.Context, obj objectInfo, w io.Writer) (int64, error)
+	// touch renews the last use of the file obj describes.
+	touch(ctx context.Context, obj objectInfo) error
 	// list calls each for every stored file.
 	list(ctx context.Context, each func(id string, size int64, lastUse time.Time)) error
-	// remove removes the file of id; removing none is no error.
+	// remove removes the file of id and its content; removing none is no
+	// error.
 	remove(ctx context.Context, id string) error
+	// tidy removes the staged content, begun before cutoff, that no file
+	// refers to: what uploads cut after their first part left. It
+	// returns how much it removed.
+	tidy(ctx context.Context, cutoff time.Time) (int, error)
 	close() error
+}
+
+// stagedContent is content being staged (fileObjects.stage).
+type stagedContent interface {
+	// part sends size bytes of content as part n, from 1; every part
+	// but the last has the same size, at least 5 MiB. Parts may be sent
+	// concurrently.
+	part(ctx context.Context, n int, content io.Reader, size int64) error
+	// complete ends the content, all its parts sent, and returns its
+	// reference (objectInfo.ref).
+	complete(ctx context.Context) (string, error)
+	// abort removes what was staged, completed or not.
+	abort(ctx context.Context) error
 }
 
 // objectInfo is what the shared store says of a file.
 type objectInfo struct {
 	info    StoredFile
 	lastUse time.Time
+	ref     string // where its content is, if not with the file: staged content
 }
 
 // errNoObject: the shared store holds no such file.
@@ -1393,7 +1464,7 @@ func (s *FileStore) renew(ctx context.Context, obj objectInfo) {
 		return
 	}
 	callStore(ctx, s, s.transfer(obj.info.Size), "renew a file's last use", obj.info.ID,
-		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.touch(ctx, obj.info) }, nil)
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.touch(ctx, obj) }, nil)
 }
 
 // removeRemote removes id from the store, and from the count of size
@@ -1457,13 +1528,11 @@ func (s *FileStore) putRemote(ctx context.Context, u *upload, name, contentType 
 		return StoredFile{}, false, err
 	}
 	info := StoredFile{ID: u.id, Filename: optional(name), ContentType: optional(contentType), Size: u.size, CreatedAt: s.now().UTC()}
-	f, err := os.Open(u.tmpName)
-	if err != nil {
-		return StoredFile{}, false, s.ioError("upload", err)
+	if u.stream != nil {
+		err = s.linkStaged(ctx, u, info)
+	} else {
+		err = s.putWhole(ctx, u, info)
 	}
-	defer f.Close()
-	_, err = callStore(ctx, s, s.transfer(u.size), "store a file", u.id,
-		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.put(ctx, info, f) }, nil)
 	switch {
 	case errors.Is(err, errObjectExists):
 		// Another instance stored it meanwhile.
@@ -1485,6 +1554,35 @@ func (s *FileStore) putRemote(ctx context.Context, u *upload, name, contentType 
 	s.mu.Unlock()
 	s.cache(u, info)
 	return info, false, nil
+}
+
+// putWhole writes a received upload to the store, by one call.
+func (s *FileStore) putWhole(ctx context.Context, u *upload, info StoredFile) error {
+	f, err := os.Open(u.tmpName)
+	if err != nil {
+		return s.ioError("upload", err)
+	}
+	defer f.Close()
+	_, err = callStore(ctx, s, s.transfer(u.size), "store a file", u.id,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.put(ctx, info, f) }, nil)
+	return err
+}
+
+// linkStaged ends the staging of a received upload, and writes the file
+// info describes with the staged content.
+func (s *FileStore) linkStaged(ctx context.Context, u *upload, info StoredFile) error {
+	ref, err := u.stream.finish(ctx, u.size)
+	if err != nil {
+		return err
+	}
+	obj := objectInfo{info: info, ref: ref}
+	_, err = callStore(ctx, s, s.timeout, "store a file", u.id,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, s.remote.link(ctx, obj) }, nil)
+	if err == nil {
+		u.stream.keep()
+		u.stream = nil
+	}
+	return err
 }
 
 // fitRemote refuses an upload of size bytes that the store has no room
@@ -1657,7 +1755,7 @@ func (s *FileStore) fetch(ctx context.Context, obj objectInfo) (os.FileInfo, err
 	}()
 	h := sha256.New()
 	n, err := callStore(ctx, s, s.transfer(size), "fetch a file", id, func(ctx context.Context) (int64, error) {
-		return s.remote.get(ctx, id, io.MultiWriter(tmp, h))
+		return s.remote.get(ctx, obj, io.MultiWriter(tmp, h))
 	}, nil)
 	switch {
 	case errors.Is(err, errNoObject):
@@ -1775,7 +1873,20 @@ func (s *FileStore) sweepRemote(ctx context.Context) error {
 	// (an upload counted twice is refused room for a while, never given
 	// room it has not).
 	s.fleetFiles, s.fleetUsed = files+max(s.sinceListFiles, 0), used+max(s.sinceListUsed, 0)
+	tidy := s.now().Sub(s.tidied) >= stagedMaxAge(s.ttl)/4
+	if tidy {
+		s.tidied = s.now()
+	}
 	s.mu.Unlock()
+	if tidy {
+		n, err := s.remote.tidy(ctx, s.now().Add(-stagedMaxAge(s.ttl)))
+		if n > 0 {
+			s.log.Info("file store: removed content that uploads cut short left in the store", "count", n)
+		}
+		if err != nil {
+			s.log.Warn("file store: tidying the store failed; it is tried again later", "err", err)
+		}
+	}
 	for _, id := range expired {
 		if err := s.removeRemote(ctx, id, -1); err != nil {
 			return err
@@ -1786,6 +1897,13 @@ func (s *FileStore) sweepRemote(ctx context.Context) error {
 	}
 	return nil
 }
+
+// stagedMaxAge is how long content staged by an upload may stay in the
+// store without a file referring to it: what an upload cut short after
+// its first part left is removed after that. An upload larger than one
+// part that takes longer fails, its staged content removed underneath
+// it (capacity_exhausted: send it again).
+func stagedMaxAge(ttl time.Duration) time.Duration { return max(ttl, time.Hour) }
 
 // countLocked counts files and bytes added to the store (negative:
 // removed) by this instance.

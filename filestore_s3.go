@@ -11,9 +11,13 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -22,21 +26,48 @@ import (
 // fleet of instances: any S3-compatible server (AWS S3, MinIO, SeaweedFS,
 // Ceph RGW), addressed path-style unless the URL says otherwise.
 //
-// A stored file is one object, "<prefix><id>", holding the content, with
-// its metadata in the object's own headers: Content-Type, and the user
-// metadata x-amz-meta-svc-filename (URL-escaped) and
-// x-amz-meta-svc-created (RFC 3339). The object's Last-Modified is the
-// file's last use as the fleet knows it: a touch copies the object onto
-// itself (server side, metadata replaced, no content sent), which renews
-// it. An object is written once, by a PUT with If-None-Match: *, so of
-// two instances storing the same content at once one wins and the other
-// hears that it exists (errObjectExists). Nothing here retries: the
-// FileStore's guard (deadline and breaker) bounds each call.
+// A stored file is the object "<prefix><id>", with its metadata in the
+// object's own headers: Content-Type, and the user metadata
+// x-amz-meta-svc-filename (URL-escaped) and x-amz-meta-svc-created
+// (RFC 3339). Its content is either the object's own (a file of up to
+// one part, written by one PUT once it is hashed) or, for a larger file,
+// a staged object "<prefix>.content/<random>" that the file's object
+// names in x-amz-meta-svc-content, with its size in
+// x-amz-meta-svc-size: a larger upload is sent in parts while it
+// arrives (a multipart upload of the staged object), because its id,
+// the hash of all of it, is known only at its end and S3 has no rename.
+// Nothing refers to a staged object until the file's object is written,
+// so an upload cut anywhere leaves nothing any instance serves; tidy
+// removes what such an upload left.
+//
+// The object's Last-Modified is the file's last use as the fleet knows
+// it: a touch copies the object onto itself (server side, metadata
+// replaced, no content sent), which renews it. The file's object is
+// written once, by a PUT with If-None-Match: *, so of two instances
+// storing the same content at once one wins and the other hears that it
+// exists (errObjectExists). Nothing here retries: the FileStore's guard
+// (deadline and breaker) bounds each call.
 type s3Objects struct {
 	c      *minio.Client
 	bucket string
 	prefix string
+
+	// refs say where the content of a file seen here is when a listing
+	// cannot tell: a staged object, or (key "") the file's own empty
+	// object. A file's content never changes, so what one HEAD told is
+	// kept (list needs the sizes, tidy the references).
+	mu   sync.Mutex
+	refs map[string]stagedRef
 }
+
+// stagedRef is where the content of a file is.
+type stagedRef struct {
+	key  string // of the staged object; "": the file's own object
+	size int64
+}
+
+// s3StagedDir is where staged contents are, under the prefix.
+const s3StagedDir = ".content/"
 
 var _ fileObjects = (*s3Objects)(nil)
 
@@ -45,6 +76,8 @@ const (
 	s3MetaFilename = "Svc-Filename"
 	s3MetaCreated  = "Svc-Created"
 	s3MetaNoType   = "Svc-No-Content-Type" // "1": the upload had no content type
+	s3MetaContent  = "Svc-Content"         // the staged object of the content, under the prefix
+	s3MetaSize     = "Svc-Size"            // the size of the staged content
 )
 
 // s3Location is what an s3:// URL says.
@@ -157,7 +190,7 @@ func openS3Objects(loc s3Location) (*s3Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &s3Objects{c: c, bucket: loc.bucket, prefix: loc.prefix}, nil
+	return &s3Objects{c: c, bucket: loc.bucket, prefix: loc.prefix, refs: map[string]stagedRef{}}, nil
 }
 
 func (s *s3Objects) key(id string) string { return s.prefix + id }
@@ -182,8 +215,10 @@ func s3Result(err error) error {
 	return err
 }
 
-// objectOf reads the metadata of a stored file from the object's headers.
-func (s *s3Objects) objectOf(id string, oi minio.ObjectInfo) objectInfo {
+// objectOf reads the metadata of a stored file from the object's
+// headers. A reference to staged content that is not a staged object of
+// this prefix is not followed: errNoObject.
+func (s *s3Objects) objectOf(id string, oi minio.ObjectInfo) (objectInfo, error) {
 	info := StoredFile{ID: id, Size: oi.Size, CreatedAt: oi.LastModified.UTC()}
 	meta := func(name string) string {
 		// minio-go gives user metadata both in UserMetadata (without
@@ -207,11 +242,30 @@ func (s *s3Objects) objectOf(id string, oi minio.ObjectInfo) objectInfo {
 		ct := oi.ContentType
 		info.ContentType = &ct
 	}
-	return objectInfo{info: info, lastUse: oi.LastModified}
+	obj := objectInfo{info: info, lastUse: oi.LastModified}
+	if v := meta(s3MetaContent); v != "" {
+		size, err := strconv.ParseInt(meta(s3MetaSize), 10, 64)
+		if !validStagedName(v) || err != nil || size < 0 || oi.Size != 0 {
+			return objectInfo{}, errNoObject
+		}
+		obj.ref, obj.info.Size = s.prefix+v, size
+		s.mu.Lock()
+		s.refs[id] = stagedRef{key: obj.ref, size: size}
+		s.mu.Unlock()
+	}
+	return obj, nil
 }
 
-// metaOf is the user metadata that records info.
-func metaOf(info StoredFile) map[string]string {
+// validStagedName reports whether name, relative to the prefix, is one
+// stage could have made.
+func validStagedName(name string) bool {
+	rest, ok := strings.CutPrefix(name, s3StagedDir)
+	return ok && uuid.Validate(rest) == nil && len(rest) == 36
+}
+
+// metaOf is the user metadata that records obj.
+func (s *s3Objects) metaOf(obj objectInfo) map[string]string {
+	info := obj.info
 	m := map[string]string{s3MetaCreated: info.CreatedAt.UTC().Format(time.RFC3339Nano)}
 	if info.Filename != nil {
 		m[s3MetaFilename] = url.PathEscape(*info.Filename)
@@ -219,6 +273,10 @@ func metaOf(info StoredFile) map[string]string {
 	if info.ContentType == nil {
 		// S3 gives every object a content type; this says it had none.
 		m[s3MetaNoType] = "1"
+	}
+	if obj.ref != "" {
+		m[s3MetaContent] = strings.TrimPrefix(obj.ref, s.prefix)
+		m[s3MetaSize] = strconv.FormatInt(info.Size, 10)
 	}
 	return m
 }
@@ -235,28 +293,106 @@ func (s *s3Objects) head(ctx context.Context, id string) (objectInfo, error) {
 	if err := s3Result(err); err != nil {
 		return objectInfo{}, err
 	}
-	return s.objectOf(id, oi), nil
+	return s.objectOf(id, oi)
 }
 
 func (s *s3Objects) put(ctx context.Context, info StoredFile, content *os.File) error {
 	opts := minio.PutObjectOptions{
 		ContentType:  contentTypeOf(info),
-		UserMetadata: metaOf(info),
-		// One part up to the largest upload, so that the object appears
-		// at once, whole; several parts in parallel above it.
-		PartSize:              64 << 20,
-		NumThreads:            4,
-		DisableContentSha256:  true, // the content is hashed already, and checked on every read
-		DisableMultipart:      false,
-		ConcurrentStreamParts: false,
+		UserMetadata: s.metaOf(objectInfo{info: info}),
+		// One part: FileStore stages a file larger than one part.
+		PartSize:             max(uint64(info.Size), 5<<20),
+		DisableContentSha256: true, // the content is hashed already, and checked on every read
 	}
 	opts.SetMatchETagExcept("*")
 	_, err := s.c.PutObject(ctx, s.bucket, s.key(info.ID), io.NewSectionReader(content, 0, info.Size), info.Size, opts)
 	return s3Result(err)
 }
 
-func (s *s3Objects) get(ctx context.Context, id string, w io.Writer) (int64, error) {
-	o, err := s.c.GetObject(ctx, s.bucket, s.key(id), minio.GetObjectOptions{})
+// s3Stage is content being staged: a multipart upload of a staged
+// object. Its parts may be sent concurrently.
+type s3Stage struct {
+	s        *s3Objects
+	key      string
+	uploadID string
+
+	mu    sync.Mutex
+	parts []minio.CompletePart
+	done  bool // completed: the staged object exists
+}
+
+func (s *s3Objects) stage(ctx context.Context) (stagedContent, error) {
+	key := s.prefix + s3StagedDir + uuid.NewString()
+	id, err := minio.Core{Client: s.c}.NewMultipartUpload(ctx, s.bucket, key,
+		minio.PutObjectOptions{ContentType: "application/octet-stream"})
+	if err := s3Result(err); err != nil {
+		return nil, err
+	}
+	return &s3Stage{s: s, key: key, uploadID: id}, nil
+}
+
+func (st *s3Stage) part(ctx context.Context, n int, content io.Reader, size int64) error {
+	p, err := minio.Core{Client: st.s.c}.PutObjectPart(ctx, st.s.bucket, st.key, st.uploadID, n, content, size,
+		minio.PutObjectPartOptions{DisableContentSha256: true})
+	if err := s3Result(err); err != nil {
+		return err
+	}
+	st.mu.Lock()
+	st.parts = append(st.parts, minio.CompletePart{PartNumber: n, ETag: p.ETag})
+	st.mu.Unlock()
+	return nil
+}
+
+func (st *s3Stage) complete(ctx context.Context) (string, error) {
+	st.mu.Lock()
+	parts := slices.Clone(st.parts)
+	st.mu.Unlock()
+	slices.SortFunc(parts, func(a, b minio.CompletePart) int { return a.PartNumber - b.PartNumber })
+	_, err := minio.Core{Client: st.s.c}.CompleteMultipartUpload(ctx, st.s.bucket, st.key, st.uploadID, parts, minio.PutObjectOptions{})
+	if err := s3Result(err); err != nil {
+		return "", err
+	}
+	st.mu.Lock()
+	st.done = true
+	st.mu.Unlock()
+	return st.key, nil
+}
+
+func (st *s3Stage) abort(ctx context.Context) error {
+	st.mu.Lock()
+	done := st.done
+	st.mu.Unlock()
+	if done {
+		return s3Result(st.s.c.RemoveObject(ctx, st.s.bucket, st.key, minio.RemoveObjectOptions{}))
+	}
+	err := s3Result(minio.Core{Client: st.s.c}.AbortMultipartUpload(ctx, st.s.bucket, st.key, st.uploadID))
+	if errors.Is(err, errNoObject) {
+		return nil
+	}
+	return err
+}
+
+// link writes the file obj describes, its content the staged object
+// obj.ref, unless the file exists: errObjectExists.
+func (s *s3Objects) link(ctx context.Context, obj objectInfo) error {
+	opts := minio.PutObjectOptions{ContentType: contentTypeOf(obj.info), UserMetadata: s.metaOf(obj)}
+	opts.SetMatchETagExcept("*")
+	_, err := s.c.PutObject(ctx, s.bucket, s.key(obj.info.ID), strings.NewReader(""), 0, opts)
+	if err := s3Result(err); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.refs[obj.info.ID] = stagedRef{key: obj.ref, size: obj.info.Size}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *s3Objects) get(ctx context.Context, obj objectInfo, w io.Writer) (int64, error) {
+	key := obj.ref
+	if key == "" {
+		key = s.key(obj.info.ID)
+	}
+	o, err := s.c.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err := s3Result(err); err != nil {
 		return 0, err
 	}
@@ -265,15 +401,18 @@ func (s *s3Objects) get(ctx context.Context, id string, w io.Writer) (int64, err
 	return n, s3Result(err)
 }
 
-func (s *s3Objects) touch(ctx context.Context, info StoredFile) error {
-	src := minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(info.ID)}
-	dst := minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(info.ID),
-		ReplaceMetadata: true, UserMetadata: metaOf(info)}
-	dst.UserMetadata["Content-Type"] = contentTypeOf(info)
+func (s *s3Objects) touch(ctx context.Context, obj objectInfo) error {
+	src := minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(obj.info.ID)}
+	dst := minio.CopyDestOptions{Bucket: s.bucket, Object: s.key(obj.info.ID),
+		ReplaceMetadata: true, UserMetadata: s.metaOf(obj)}
+	dst.UserMetadata["Content-Type"] = contentTypeOf(obj.info)
 	_, err := s.c.CopyObject(ctx, dst, src)
 	return s3Result(err)
 }
 
+// list lists the files' objects. The size of a file whose content is
+// staged is the one its object records: known here, or asked (a file's
+// size never changes).
 func (s *s3Objects) list(ctx context.Context, each func(id string, size int64, lastUse time.Time)) error {
 	for oi := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix}) {
 		if oi.Err != nil {
@@ -281,15 +420,111 @@ func (s *s3Objects) list(ctx context.Context, each func(id string, size int64, l
 		}
 		id := strings.TrimPrefix(oi.Key, s.prefix)
 		if !ValidFileID(id) {
-			continue // not ours
+			continue // not a file: the staged contents, or not ours
 		}
-		each(id, oi.Size, oi.LastModified)
+		size := oi.Size
+		if size == 0 {
+			s.mu.Lock()
+			ref, ok := s.refs[id]
+			s.mu.Unlock()
+			if !ok {
+				obj, err := s.head(ctx, id)
+				if errors.Is(err, errNoObject) {
+					continue
+				} else if err != nil {
+					return err
+				}
+				ref = stagedRef{key: obj.ref, size: obj.info.Size}
+				s.mu.Lock()
+				s.refs[id] = ref // an empty file's too: asked once
+				s.mu.Unlock()
+			}
+			size = ref.size
+		}
+		each(id, size, oi.LastModified)
 	}
 	return ctx.Err()
 }
 
+// remove removes the file's object, then its staged content if it has
+// one (what is left if that fails is tidy's).
 func (s *s3Objects) remove(ctx context.Context, id string) error {
-	return s3Result(s.c.RemoveObject(ctx, s.bucket, s.key(id), minio.RemoveObjectOptions{}))
+	s.mu.Lock()
+	ref, ok := s.refs[id]
+	s.mu.Unlock()
+	if !ok {
+		obj, err := s.head(ctx, id)
+		switch {
+		case errors.Is(err, errNoObject):
+			return nil
+		case err != nil:
+			return err
+		}
+		ref.key = obj.ref
+	}
+	if err := s3Result(s.c.RemoveObject(ctx, s.bucket, s.key(id), minio.RemoveObjectOptions{})); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.refs, id)
+	s.mu.Unlock()
+	if ref.key == "" {
+		return nil
+	}
+	return s3Result(s.c.RemoveObject(ctx, s.bucket, ref.key, minio.RemoveObjectOptions{}))
+}
+
+// tidy removes the staged contents that no file refers to and that were
+// begun before the cutoff: what uploads cut after their first part left
+// (the instance killed, the store failing as they ended). It lists the
+// files first (their references), then the staged objects and the
+// multipart uploads in progress: content staged after the files' listing
+// is younger than the cutoff.
+func (s *s3Objects) tidy(ctx context.Context, cutoff time.Time) (removed int, err error) {
+	used := map[string]bool{}
+	if err := s.list(ctx, func(id string, _ int64, _ time.Time) {
+		s.mu.Lock()
+		if ref, ok := s.refs[id]; ok {
+			used[ref.key] = true
+		}
+		s.mu.Unlock()
+	}); err != nil {
+		return 0, err
+	}
+	dir := s.prefix + s3StagedDir
+	for oi := range s.c.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: dir, Recursive: true}) {
+		if oi.Err != nil {
+			return removed, s3Result(oi.Err)
+		}
+		if used[oi.Key] || !oi.LastModified.Before(cutoff) || !validStagedName(strings.TrimPrefix(oi.Key, s.prefix)) {
+			continue
+		}
+		if err := s3Result(s.c.RemoveObject(ctx, s.bucket, oi.Key, minio.RemoveObjectOptions{})); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	core := minio.Core{Client: s.c}
+	for keyMarker, idMarker := "", ""; ; {
+		res, err := core.ListMultipartUploads(ctx, s.bucket, dir, keyMarker, idMarker, "", 1000)
+		if err := s3Result(err); err != nil {
+			return removed, err
+		}
+		for _, u := range res.Uploads {
+			if !strings.HasPrefix(u.Key, dir) || !u.Initiated.Before(cutoff) {
+				continue
+			}
+			err := s3Result(core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID))
+			if err != nil && !errors.Is(err, errNoObject) {
+				return removed, err
+			}
+			removed++
+		}
+		if !res.IsTruncated {
+			return removed, nil
+		}
+		keyMarker, idMarker = res.NextKeyMarker, res.NextUploadIDMarker
+	}
 }
 
 func (s *s3Objects) describe(log *slog.Logger) []any {

@@ -319,7 +319,9 @@ func startInstance(t *testing.T, bin, name string, env []string, key string) *in
 			}
 		}
 	}
-	full := append(os.Environ(), "STATE_DIR="+tempDir(t, "svc-scaleout-state-"), "LISTEN_ADDR=127.0.0.1:0")
+	// No Go build cache: no test here runs go, and preparing it would
+	// take a CPU for a minute from every instance.
+	full := append(os.Environ(), "STATE_DIR="+tempDir(t, "svc-scaleout-state-"), "LISTEN_ADDR=127.0.0.1:0", "GO_BUILD_CACHE_DIR=off")
 	p := startProc(t, name, append(full, env...), onLine, instanceGrace, bin, "serve")
 	in := &instance{proc: p}
 	select {

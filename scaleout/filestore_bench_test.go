@@ -3,8 +3,8 @@ package scaleout
 // Figures of the file store through svc serve (issue 34): a separate
 // process, this benchmark, uploads and downloads 64 MiB files over HTTP,
 // against the local store and against the S3 backend (SeaweedFS on
-// loopback), next to the same client's PUT and GET straight to the same
-// SeaweedFS; and a judged submission whose 48 inputs are stored files,
+// loopback), the latter next to the same client's PUT and GET straight
+// to the same SeaweedFS; and a judged submission whose 48 inputs are stored files,
 // with its instance's cache warm. The server's peak RSS is reported
 // (server-hwm-MiB) to show it flat whatever the file size.
 //
@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,7 +73,10 @@ func startBenchServer(b *testing.B, env ...string) *benchServer {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(append(os.Environ(), "STATE_DIR="+state, "LISTEN_ADDR=127.0.0.1:0", "API_KEYS="+key,
 		"UPLOAD_FILE_LIMIT_BYTES=128MiB", "WORKSPACE_SIZE_BYTES=512MiB", "MAX_CONCURRENCY=8",
-		"SANDBOX_UID_BASE="+strconv.Itoa(uidBase(0))), env...)
+		"SANDBOX_UID_BASE="+strconv.Itoa(uidBase(0)),
+		// No Go build cache: preparing it would take a CPU for a minute
+		// from the figures.
+		"GO_BUILD_CACHE_DIR=off"), env...)
 	stderr, _ := cmd.StderrPipe()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -140,6 +144,73 @@ func (s *benchServer) hwm(b *testing.B) float64 {
 	return 0
 }
 
+// cpuOf is the CPU time, user and system, process pid has used.
+func cpuOf(b *testing.B, pid int) time.Duration {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+// selfCPU is the CPU time of this process: the client's.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMeter sums the CPU time of the processes of a benchmark over the
+// operations it is told of: this client, svc serve, the S3 server (a pid
+// of 0 is left out).
+type cpuMeter struct {
+	b            *testing.B
+	svc, s3      int
+	c0, a0, w0   time.Duration // at begin
+	client, a, w time.Duration // summed
+	n            int
+	prefix       string // of the metrics' names
+}
+
+func newCPUMeter(b *testing.B, svcPid, s3Pid int) *cpuMeter {
+	return &cpuMeter{b: b, svc: svcPid, s3: s3Pid}
+}
+
+func (m *cpuMeter) of(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	return cpuOf(m.b, pid)
+}
+
+// begin and end bracket one operation.
+func (m *cpuMeter) begin() { m.c0, m.a0, m.w0 = selfCPU(), m.of(m.svc), m.of(m.s3) }
+
+func (m *cpuMeter) end() {
+	m.client += selfCPU() - m.c0
+	m.a += m.of(m.svc) - m.a0
+	m.w += m.of(m.s3) - m.w0
+	m.n++
+}
+
+// report reports the CPU time per operation of each process.
+func (m *cpuMeter) report() {
+	if m.n == 0 {
+		return
+	}
+	per := float64(m.n) * float64(time.Millisecond)
+	m.b.ReportMetric(float64(m.client)/per, m.prefix+"client-cpu-ms/op")
+	if m.svc != 0 {
+		m.b.ReportMetric(float64(m.a)/per, m.prefix+"svc-cpu-ms/op")
+	}
+	if m.s3 != 0 {
+		m.b.ReportMetric(float64(m.w)/per, m.prefix+"s3-cpu-ms/op")
+	}
+}
+
 // upload posts content as a streamed multipart body, as curl -F does.
 func (s *benchServer) upload(b *testing.B, content []byte) string {
 	pr, pw := io.Pipe()
@@ -194,66 +265,139 @@ func backendEnv(b *testing.B, backend string) ([]string, *seaweedtest.Server) {
 	return append(s3.Env(), "FILESTORE_URL="+s3.URL("bench/")), s3
 }
 
+// BenchmarkFileStoreHTTP uploads and downloads 64 MiB through svc serve.
+// With the S3 backend each upload (download) alternates with the same
+// client's PUT (GET) of 64 MiB straight to the same SeaweedFS, untimed,
+// so that both see the same machine: direct-median-ms is the median of
+// those, svc-median-ms svc's, and direct-ratio the first over the
+// second (the target: >= 0.8).
 func BenchmarkFileStoreHTTP(b *testing.B) {
 	content := benchContent()
 	for _, backend := range []string{"dir", "s3"} {
 		b.Run(backend, func(b *testing.B) {
-			env, _ := backendEnv(b, backend)
+			env, s3 := backendEnv(b, backend)
+			s3Pid := 0
+			var direct *directS3
+			if s3 != nil {
+				s3Pid = s3.Pid()
+				direct = &directS3{s3: s3, mc: s3.Client()}
+			}
 			s := startBenchServer(b, env...)
 			s.upload(b, content[:1<<20]) // warm
 			b.Run("upload", func(b *testing.B) {
 				b.SetBytes(benchFileSize)
+				cpu := newCPUMeter(b, s.cmd.Process.Pid, s3Pid)
+				direct.meter(b)
+				var ds, directs []time.Duration
 				for i := 0; b.Loop(); i++ {
 					// New content each time: a new file, not already_exists.
 					copy(content, fmt.Sprintf("%s-%d-%d-", backend, time.Now().UnixNano(), i))
+					t0 := time.Now()
+					cpu.begin()
 					s.upload(b, content)
+					cpu.end()
+					ds = append(ds, time.Since(t0))
+					if direct != nil {
+						b.StopTimer()
+						directs = append(directs, direct.put(b, content, i))
+						b.StartTimer()
+					}
 				}
+				cpu.report()
+				direct.report(b, ds, directs)
 				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
 			})
 			id := s.upload(b, content)
+			if direct != nil {
+				direct.meter(b)
+				direct.put(b, content, -1)
+			}
 			b.Run("download", func(b *testing.B) {
 				b.SetBytes(benchFileSize)
+				cpu := newCPUMeter(b, s.cmd.Process.Pid, s3Pid)
+				direct.meter(b)
+				var ds, directs []time.Duration
 				for b.Loop() {
+					t0 := time.Now()
+					cpu.begin()
 					s.download(b, id)
+					cpu.end()
+					ds = append(ds, time.Since(t0))
+					if direct != nil {
+						b.StopTimer()
+						directs = append(directs, direct.get(b, -1))
+						b.StartTimer()
+					}
 				}
+				cpu.report()
+				direct.report(b, ds, directs)
 				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
 			})
 		})
 	}
 }
 
-// BenchmarkFileStoreS3Direct is the same client's PUT and GET of 64 MiB
-// straight to SeaweedFS: what the S3 rows of BenchmarkFileStoreHTTP are
-// compared with.
-func BenchmarkFileStoreS3Direct(b *testing.B) {
-	content := benchContent()
-	s3 := seaweedtest.Start(b)
-	mc := s3.Client()
-	ctx := context.Background()
-	b.Run("put", func(b *testing.B) {
-		b.SetBytes(benchFileSize)
-		for i := 0; b.Loop(); i++ {
-			copy(content, fmt.Sprintf("direct-%d-", i))
-			if _, err := mc.PutObject(ctx, s3.Bucket, fmt.Sprintf("direct/%d", i), bytes.NewReader(content), benchFileSize,
-				minio.PutObjectOptions{PartSize: 64 << 20, DisableContentSha256: true}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("get", func(b *testing.B) {
-		b.SetBytes(benchFileSize)
-		for b.Loop() {
-			o, err := mc.GetObject(ctx, s3.Bucket, "direct/0", minio.GetObjectOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			n, err := io.Copy(io.Discard, o)
-			o.Close()
-			if err != nil || n != benchFileSize {
-				b.Fatal(n, err)
-			}
-		}
-	})
+// directS3 is the client's own PUT and GET of 64 MiB straight to the S3
+// server: one PUT of one part, no payload signing, as svc does. Its CPU
+// time is reported as direct-*-cpu-ms/op.
+type directS3 struct {
+	s3  *seaweedtest.Server
+	mc  *minio.Client
+	cpu *cpuMeter
+}
+
+func (d *directS3) put(b *testing.B, content []byte, i int) time.Duration {
+	t0 := time.Now()
+	d.cpu.begin()
+	defer d.cpu.end()
+	if _, err := d.mc.PutObject(context.Background(), d.s3.Bucket, fmt.Sprintf("direct/%d", i), bytes.NewReader(content), benchFileSize,
+		minio.PutObjectOptions{PartSize: 64 << 20, DisableContentSha256: true}); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
+}
+
+func (d *directS3) get(b *testing.B, i int) time.Duration {
+	t0 := time.Now()
+	d.cpu.begin()
+	defer d.cpu.end()
+	o, err := d.mc.GetObject(context.Background(), d.s3.Bucket, fmt.Sprintf("direct/%d", i), minio.GetObjectOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, o)
+	o.Close()
+	if err != nil || n != benchFileSize {
+		b.Fatal(n, err)
+	}
+	return time.Since(t0)
+}
+
+// meter starts counting the CPU time of b's direct transfers.
+func (d *directS3) meter(b *testing.B) {
+	if d != nil {
+		d.cpu = newCPUMeter(b, 0, d.s3.Pid())
+		d.cpu.prefix = "direct-"
+	}
+}
+
+// report reports the medians of svc's and the direct transfers, and
+// their ratio; nothing without an S3 server.
+func (d *directS3) report(b *testing.B, ds, directs []time.Duration) {
+	if d == nil || len(ds) == 0 {
+		return
+	}
+	d.cpu.report()
+	mine, theirs := median(ds), median(directs)
+	b.ReportMetric(float64(mine)/float64(time.Millisecond), "svc-median-ms")
+	b.ReportMetric(float64(theirs)/float64(time.Millisecond), "direct-median-ms")
+	b.ReportMetric(float64(theirs)/float64(mine), "direct-ratio")
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // BenchmarkFileStoreJudged48 is a judged submission of 48 tests whose

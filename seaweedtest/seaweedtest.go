@@ -298,6 +298,17 @@ func (s *Server) signal(sig syscall.Signal) {
 	}
 }
 
+// Pid is the process id of the running weed (its process group's too),
+// or 0: benchmarks read its CPU time in /proc.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Log returns the server's output so far.
 func (s *Server) Log() string {
 	b, _ := os.ReadFile(filepath.Join(s.dir, "weed.log"))
