@@ -367,7 +367,9 @@ func (st *s3Stage) abort(ctx context.Context) error {
 	}
 	err := s3Result(minio.Core{Client: st.s.c}.AbortMultipartUpload(ctx, st.s.bucket, st.key, st.uploadID))
 	if errors.Is(err, errNoObject) {
-		return nil
+		// No such upload: a complete cut short may have ended it,
+		// into the staged object.
+		return s3Result(st.s.c.RemoveObject(ctx, st.s.bucket, st.key, minio.RemoveObjectOptions{}))
 	}
 	return err
 }

@@ -73,7 +73,10 @@ func (s *FileStore) startStream(ctx context.Context, path string, size int64) (*
 // time, until the queue is closed or a part fails.
 func (p *partStream) run() {
 	defer close(p.done)
-	st, err := callStore(p.ctx, p.s, p.s.timeout, "stage a file", "",
+	// Not cancelled with the upload: a call cancelled in flight may
+	// still have begun the staged content, which abort then would not
+	// know of. The store's deadline bounds it.
+	st, err := callStore(context.WithoutCancel(p.ctx), p.s, p.s.timeout, "stage a file", "",
 		func(ctx context.Context) (stagedContent, error) { return p.s.remote.stage(ctx) },
 		func(st stagedContent) { p.abortLate(st) })
 	p.mu.Lock()

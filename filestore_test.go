@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -68,18 +69,22 @@ func TestFileStoreTaskReadsStoredFile(t *testing.T) {
 	sum := func(p string) svc.Task {
 		return svc.Task{Cmd: "sha256sum", Args: []string{p}, Files: map[string]svc.File{p: stored(id)}}
 	}
+	// Placed with large folios (placeStep), the file reads as any other:
+	// its st_blksize that of the tmpfs's small pages (stdio's buffer
+	// size), and the workspace's mount shows no huge= option.
 	resp := run(t, sb,
-		svc.Single(svc.Task{Cmd: "sh", Args: []string{"-c", "sha256sum data/in.bin; stat -c '%a %s %u' data/in.bin"},
+		svc.Single(svc.Task{Cmd: "sh", Args: []string{"-c", "sha256sum data/in.bin; stat -c '%a %s %u %o' data/in.bin; grep -c huge= /proc/self/mountinfo"},
 			Files: map[string]svc.File{"data/in.bin": stored(id)}}),
 		// The same open file serves every placement, in any order.
 		svc.Parallel(sum("p1.bin"), sum("p2/p2.bin")),
 		svc.Single(sum("data/in.bin")),
 	)
 	r := resp.Results[0].Results[0]
-	wantSum(t, r, id)
-	if lines := strings.Split(r.Stdout, "\n"); len(lines) < 2 || lines[1] != "644 3145733 1000" {
-		t.Errorf("mode, size, owner: %q", r.Stdout)
+	if lines := strings.Split(r.Stdout, "\n"); len(lines) < 3 || lines[1] != fmt.Sprintf("644 3145733 1000 %d", os.Getpagesize()) || lines[2] != "0" {
+		t.Errorf("mode, size, owner, block size; mounts with huge=: %q", r.Stdout)
 	}
+	r.ExitCode, r.Stdout = 0, strings.SplitAfter(r.Stdout, "\n")[0] // grep -c exits 1 on 0
+	wantSum(t, r, id)
 	for _, sr := range resp.Results[1:] {
 		for _, r := range sr.Results {
 			wantSum(t, r, id)

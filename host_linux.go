@@ -46,6 +46,9 @@ type host struct {
 	baseWatched bool
 	filters     map[Profile]taskFilter
 	allows      map[Profile]func(nr int32, arg0 uint64) bool
+	// noLargeFolios: the workspace tmpfs could not be switched to huge=
+	// for a placement once, so placements no longer try (placeStep).
+	noLargeFolios atomic.Bool
 	// watch: early filters are installed in their watched form where
 	// they have one. Off from the start where the kernel cannot pass a
 	// listener (watchable), and off for good once taking one failed.

@@ -448,16 +448,68 @@ func (rq *request) takeCell(ctx context.Context, profile Profile) (*cell, error)
 	return rq.buildCell(ctx, profile)
 }
 
+// largeFolioPlacement is the size of a step's files from which they are
+// placed with the workspace's tmpfs allowing large folios (placeStep).
+const largeFolioPlacement = 1 * MiB
+
+// placeStep places the files of every task of the step, a task's failure
+// in its result. When they are large, the workspace's tmpfs takes large
+// folios (huge=within_size) while they are written and none again
+// (huge=never) before any task runs: the copy into the tmpfs then takes
+// under half its time with pages of 4 KiB (1 MiB: 0.23-0.27 ms against
+// 0.54-0.59 ms here), and tasks see the tmpfs as before, its
+// st_blksize 4 KiB (huge= makes it 2 MiB for larger files, which stdio
+// takes as its buffer size, and a task's memory would grow by it). No
+// task of the request runs meanwhile: a step's files are placed before
+// any of its tasks starts, and the tasks of the step before have ended.
+// A kernel whose tmpfs refuses huge= gets the plain copy; a workspace
+// that cannot be switched back fails the request.
+func (rq *request) placeStep(step *stepPlan, stored storedFiles, results []Result) error {
+	var size int64
+	for _, t := range step.tasks {
+		for _, f := range t.Files {
+			if f.FileID != "" {
+				size += stored[f.FileID].size
+			} else {
+				size += int64(len(f.Content))
+			}
+		}
+	}
+	large := size >= largeFolioPlacement && !rq.h.noLargeFolios.Load()
+	if large {
+		if err := rq.remountWorkspace("huge=within_size"); err != nil {
+			rq.h.noLargeFolios.Store(true)
+			rq.h.cfg.Logger.Info("workspace: tmpfs refuses huge=within_size; files are placed with small pages", "err", err)
+			large = false
+		}
+	}
+	for i, t := range step.tasks {
+		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
+			results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
+		}
+	}
+	if large {
+		if err := rq.remountWorkspace("huge=never"); err != nil {
+			return fmt.Errorf("workspace: back to huge=never after placing files: %w", err)
+		}
+	}
+	return nil
+}
+
+// remountWorkspace changes an option of the workspace's tmpfs, keeping
+// the others (its size, inodes, owner and mount flags).
+func (rq *request) remountWorkspace(opt string) error {
+	return unix.Mount("", rq.dir, "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, opt)
+}
+
 // runStep places the files of every task of the step, then runs its tasks
 // concurrently. stored holds the open stored files of the request.
 func (rq *request) runStep(ctx context.Context, step *stepPlan, stored storedFiles) (StepResult, error) {
 	sr := StepResult{Parallel: step.parallel, Results: make([]Result, len(step.tasks))}
 	errs := make([]error, len(step.tasks))
 	var wg sync.WaitGroup
-	for i, t := range step.tasks {
-		if err := placeFiles(rq.ws, rq.taskUID, t.Files, stored); err != nil {
-			sr.Results[i] = Result{Outcome: OutcomeInfrastructureFailure, Error: err.Error()}
-		}
+	if err := rq.placeStep(step, stored, sr.Results); err != nil {
+		return sr, err
 	}
 	// Then the stream files, once every file of the step is in place.
 	streams := make([]*taskStreams, len(step.tasks))

@@ -219,6 +219,10 @@ func (b *bench) judgedFiles() error {
 		nil, nil, target{text: "<= 64 KiB", ok: func(*row) bool { return n <= 64<<10 }})
 	_ = bytesRow
 
+	if err := b.judgedFilesParts(sb, req, inIDs); err != nil {
+		return err
+	}
+
 	// (a) Inline stdin, outputs compared here.
 	inline := &svc.Request{StopOnFailure: true, Steps: []svc.Step{req.Steps[0]}}
 	for s := 0; s < judgedTests; s += judgedWidth {
@@ -246,6 +250,60 @@ func (b *bench) judgedFiles() error {
 		return err
 	}
 	b.add("judged-files", "judged-files (a): the same with 1 MiB inline stdin each, compared here (library; 48 MiB is over HTTP's body limit)", ds, base, target{})
+	return nil
+}
+
+// judgedFilesParts measures where a judged-from-files submission's time
+// goes beyond the host's: the same six steps of 8 tasks running true,
+// each with its test's input placed by file_id and without, next to 48
+// true by fork+exec on the host, 8 at a time. The first is the cost of a
+// task of the sandbox; the second, less the first, of placing 1 MiB.
+func (b *bench) judgedFilesParts(sb *svc.Sandbox, req *svc.Request, inIDs []string) error {
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		return err
+	}
+	host := func() (struct{}, error) {
+		for s := 0; s < judgedTests; s += judgedWidth {
+			var wg sync.WaitGroup
+			errs := make([]error, judgedWidth)
+			for j := range judgedWidth {
+				wg.Go(func() { errs[j] = exec.Command(trueBin).Run() })
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				return struct{}{}, err
+			}
+		}
+		return struct{}{}, nil
+	}
+	steps := func(placed bool) *svc.Request {
+		r := &svc.Request{StopOnFailure: true}
+		for s := 0; s < judgedTests; s += judgedWidth {
+			tasks := make([]svc.Task, judgedWidth)
+			for j := range tasks {
+				tasks[j] = svc.Task{Cmd: "true", SandboxProfile: svc.ProfileNativeV2}
+				if placed {
+					in := "t/" + strconv.Itoa(s+j) + ".in"
+					tasks[j].Files = map[string]svc.File{in: {FileID: inIDs[s+j]}}
+				}
+			}
+			r.Steps = append(r.Steps, svc.Parallel(tasks...))
+		}
+		return r
+	}
+	bare, placed := steps(false), steps(true)
+	hostDs, ds, _, _, err := measurePair(b, b.f.heavyRuns, host, noCheck[struct{}], b.runOp(sb, bare), exitedOK(len(bare.Steps)))
+	if err != nil {
+		return err
+	}
+	base := b.add("judged-files", "judged-files, where the time goes: 48 true, host fork+exec, 8 at a time", hostDs, nil, target{})
+	b.add("judged-files", "judged-files, where the time goes: the same in six parallel steps of 8 (native_v2)", ds, base, target{})
+	ds, err = measure(b, b.f.heavyRuns, b.runOp(sb, placed), exitedOK(len(placed.Steps)))
+	if err != nil {
+		return err
+	}
+	b.add("judged-files", "judged-files, where the time goes: the same, each task's 1 MiB input placed by file_id", ds, base, target{})
 	return nil
 }
 
