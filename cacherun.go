@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
+	"sync/atomic"
 )
 
 // One request's walk through the step cache: each leading cacheable step
@@ -58,8 +60,10 @@ type lookAhead struct {
 	layers []*layer
 	blobs  []cacheBlob // of layers; close releases them
 	// missed is true when the lookup of step len(layers) found nothing
-	// to replay.
+	// to replay; flown is how many executions of that step's key (of
+	// its bucket) this process had finished before that lookup began.
 	missed bool
+	flown  uint64
 }
 
 // lookAhead looks up the layers of p's leading cacheable steps, one after
@@ -75,9 +79,10 @@ func (s *Sandbox) lookAhead(ctx context.Context, p *plan) *lookAhead {
 	}
 	la := &lookAhead{}
 	for i, key := range p.keys {
+		flown := s.cfg.Cache.flights.finished(key)
 		l, blob := s.cfg.Cache.lookup(ctx, key, len(p.steps[i].tasks))
 		if l == nil {
-			la.missed = true
+			la.missed, la.flown = true, flown
 			break
 		}
 		la.layers = append(la.layers, l)
@@ -94,9 +99,11 @@ func (la *lookAhead) layer(i int) *layer {
 	return la.layers[i]
 }
 
-// missedAt reports whether the lookup ahead found no layer for step i.
-func (la *lookAhead) missedAt(i int) bool {
-	return la != nil && la.missed && i == len(la.layers)
+// missedAt reports whether the lookup ahead found no layer for step i,
+// and no execution of it in this process has finished since: looking
+// it up again would find none either, unless another process stored it.
+func (la *lookAhead) missedAt(i int, flights *flightGroup, key string) bool {
+	return la != nil && la.missed && i == len(la.layers) && flights.finished(key) == la.flown
 }
 
 // close releases the blobs of the layers found.
@@ -136,7 +143,8 @@ func (cr *cacheRun) counts() (replayed, stored int) {
 //
 // The lookups made before admission serve here: a step found then is
 // replayed, and a step found missing then is executed without another
-// lookup, unless the request waited for another one executing it.
+// lookup, unless the request waited for another one executing it or
+// another one's execution of it finished since the lookup.
 func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult, error) {
 	if !cr.lookups {
 		return cr.execute(ctx, i, step)
@@ -155,7 +163,7 @@ func (cr *cacheRun) step(ctx context.Context, i int, step *stepPlan) (StepResult
 	} else {
 		defer finish()
 	}
-	if waited || !cr.ahead.missedAt(i) {
+	if waited || !cr.ahead.missedAt(i, &cr.c.flights, cr.keys[i]) {
 		if sr, ok, err := cr.replay(ctx, i, step); ok || err != nil {
 			return sr, err
 		}
@@ -266,7 +274,21 @@ func (cr *cacheRun) notStored(key string, err error) {
 type flightGroup struct {
 	mu sync.Mutex // guards m
 	m  map[string]chan struct{}
+	// done counts the flights finished, by a hash of their key: a
+	// request that found a step missing sees whether one finished
+	// since (keys sharing a bucket cost an extra lookup, nothing more).
+	done [256]atomic.Uint64
 }
+
+// bucket is key's counter of finished flights.
+func (g *flightGroup) bucket(key string) *atomic.Uint64 {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return &g.done[h.Sum32()%uint32(len(g.done))]
+}
+
+// finished returns how many flights of key (of its bucket) finished.
+func (g *flightGroup) finished(key string) uint64 { return g.bucket(key).Load() }
 
 // begin makes the caller the leader of key and returns finish, which it
 // must call when done; or, when another caller leads, returns a channel
@@ -286,6 +308,7 @@ func (g *flightGroup) begin(key string) (finish func(), wait <-chan struct{}) {
 		g.mu.Lock()
 		delete(g.m, key)
 		g.mu.Unlock()
+		g.bucket(key).Add(1)
 		close(ch)
 	}, nil
 }
