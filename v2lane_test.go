@@ -19,6 +19,9 @@ var v2GuestTests = []string{
 	"TestIsolationNetworkFresh",
 	// Shells reused across requests: tasks join v2 cgroups from them.
 	"TestIsolationShellReuse",
+	// Large files placed with the workspace's tmpfs switched to huge=
+	// and back, on the guest's kernel.
+	"TestFileStoreTaskReadsStoredFile",
 }
 
 // TestCgroupV2Guest is the cgroup v2 lane: on a host with cgroup v1 it
