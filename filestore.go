@@ -576,7 +576,12 @@ type upload struct {
 	size     int64
 	id       string
 	stream   *partStream // sending it to the shared store, once larger than a part
+	flushed  int64       // bytes of tmp whose writeback has begun
 }
+
+// writebackChunk is how much of a spool is written before its writeback
+// to disk is begun (startWriteback).
+const writebackChunk = 8 * MiB
 
 // putBufs are the read buffers of uploads.
 var putBufs = sync.Pool{New: func() any { return new([256 * KiB]byte) }}
@@ -766,6 +771,13 @@ func (u *upload) write(p []byte) error {
 		return nil
 	}
 	u.reserved += int64(len(p))
+	if written := u.size - int64(len(p)); u.s.remote == nil && written-u.flushed >= writebackChunk {
+		// The spool is fsynced before it is renamed into place: have
+		// the disk write what it holds while the rest arrives, so that
+		// the fsync waits for the last chunk only.
+		startWriteback(u.tmp, u.flushed, written-u.flushed)
+		u.flushed = written
+	}
 	if _, err := u.tmp.Write(p); err != nil {
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			u.s.log.Warn("file store: the disk is full", "err", err)

@@ -33,3 +33,12 @@ func accessTime(fi os.FileInfo) time.Time {
 	}
 	return fi.ModTime()
 }
+
+// startWriteback begins writing n bytes of f from off to disk, without
+// waiting for them (sync_file_range SYNC_FILE_RANGE_WRITE): a later fsync
+// then has less to wait for. A failure only leaves the work to the fsync.
+func startWriteback(f *os.File, off, n int64) {
+	if n > 0 {
+		unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	}
+}
