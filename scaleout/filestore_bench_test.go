@@ -279,94 +279,79 @@ func BenchmarkFileStoreHTTP(b *testing.B) {
 	for _, backend := range []string{"dir", "s3"} {
 		b.Run(backend, func(b *testing.B) {
 			env, s3 := backendEnv(b, backend)
-			s3Pid := 0
-			var direct *directS3
+			row := transferRow{}
 			if s3 != nil {
-				s3Pid = s3.Pid()
-				direct = &directS3{s3: s3, mc: s3.Client()}
+				row.s3Pid = s3.Pid()
+				row.direct = &directS3{s3: s3, mc: s3.Client()}
 			}
 			s := startBenchServer(b, env...)
+			row.srv = s
 			s.upload(b, content[:1<<20]) // warm
+			// New content each time: a new file, not already_exists.
+			fresh := func(i int) { copy(content, fmt.Sprintf("%s-%d-%d-", backend, time.Now().UnixNano(), i)) }
 			b.Run("upload", func(b *testing.B) {
-				b.SetBytes(benchFileSize)
-				cpu := newCPUMeter(b, s.cmd.Process.Pid, s3Pid)
-				direct.meter(b)
-				var ds, directs []time.Duration
-				for i := 0; b.Loop(); i++ {
-					// New content each time: a new file, not already_exists.
-					copy(content, fmt.Sprintf("%s-%d-%d-", backend, time.Now().UnixNano(), i))
-					t0 := time.Now()
-					cpu.begin()
-					s.upload(b, content)
-					cpu.end()
-					ds = append(ds, time.Since(t0))
-					if direct != nil {
-						b.StopTimer()
-						directs = append(directs, direct.put(b, content, i))
-						b.StartTimer()
-					}
-				}
-				cpu.report()
-				direct.report(b, ds, directs)
-				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
+				row.run(b, fresh, func(int) { s.upload(b, content) },
+					func(i int) time.Duration { return row.direct.put(b, content, i) })
 			})
 			id := s.upload(b, content)
-			if direct != nil {
-				direct.meter(b)
-				direct.put(b, content, -1)
-			}
-			b.Run("download", func(b *testing.B) {
-				b.SetBytes(benchFileSize)
-				cpu := newCPUMeter(b, s.cmd.Process.Pid, s3Pid)
-				direct.meter(b)
-				var ds, directs []time.Duration
-				for b.Loop() {
-					t0 := time.Now()
-					cpu.begin()
-					s.download(b, id)
-					cpu.end()
-					ds = append(ds, time.Since(t0))
-					if direct != nil {
-						b.StopTimer()
-						directs = append(directs, direct.get(b, -1))
-						b.StartTimer()
-					}
-				}
-				cpu.report()
-				direct.report(b, ds, directs)
-				b.ReportMetric(s.hwm(b), "server-hwm-MiB")
-			})
-			if direct == nil {
+			if row.direct == nil {
+				b.Run("download", func(b *testing.B) { row.run(b, nil, func(int) { s.download(b, id) }, nil) })
 				return
 			}
+			row.direct.meter(b)
+			row.direct.put(b, content, -1)
+			getDirect := func(int) time.Duration { return row.direct.get(b, -1) }
+			b.Run("download", func(b *testing.B) { row.run(b, nil, func(int) { s.download(b, id) }, getDirect) })
 			// Through another instance, each file uploaded through the
 			// first: fetched from the store, hashed, then served.
-			other := startBenchServer(b, append(slices.Clone(env), "SANDBOX_UID_BASE="+strconv.Itoa(uidBase(1)))...)
+			other := row
+			other.srv = startBenchServer(b, append(slices.Clone(env), "SANDBOX_UID_BASE="+strconv.Itoa(uidBase(1)))...)
 			b.Run("download-other", func(b *testing.B) {
-				b.SetBytes(benchFileSize)
-				cpu := newCPUMeter(b, other.cmd.Process.Pid, s3Pid)
-				direct.meter(b)
-				var ds, directs []time.Duration
-				for i := 0; b.Loop(); i++ {
-					b.StopTimer()
-					copy(content, fmt.Sprintf("other-%d-%d-", time.Now().UnixNano(), i))
-					id := s.upload(b, content)
-					b.StartTimer()
-					t0 := time.Now()
-					cpu.begin()
-					other.download(b, id)
-					cpu.end()
-					ds = append(ds, time.Since(t0))
-					b.StopTimer()
-					directs = append(directs, direct.get(b, -1))
-					b.StartTimer()
-				}
-				cpu.report()
-				direct.report(b, ds, directs)
-				b.ReportMetric(other.hwm(b), "server-hwm-MiB")
+				other.run(b, func(i int) { fresh(i); id = s.upload(b, content) },
+					func(int) { other.srv.download(b, id) }, getDirect)
 			})
 		})
 	}
+}
+
+// transferRow is a row of BenchmarkFileStoreHTTP: transfers through one
+// instance, each next to the client's own transfer straight to the S3
+// server when there is one.
+type transferRow struct {
+	srv    *benchServer
+	s3Pid  int
+	direct *directS3 // nil: no S3 server
+}
+
+// run runs b's loop: prepare (untimed, if any), then op, timed and
+// metered, then the direct transfer (untimed, with an S3 server); and
+// reports the medians, their ratio, each process's CPU time and the
+// instance's peak RSS.
+func (r transferRow) run(b *testing.B, prepare, op func(i int), direct func(i int) time.Duration) {
+	b.SetBytes(benchFileSize)
+	cpu := newCPUMeter(b, r.srv.cmd.Process.Pid, r.s3Pid)
+	r.direct.meter(b)
+	var ds, directs []time.Duration
+	for i := 0; b.Loop(); i++ {
+		if prepare != nil {
+			b.StopTimer()
+			prepare(i)
+			b.StartTimer()
+		}
+		t0 := time.Now()
+		cpu.begin()
+		op(i)
+		cpu.end()
+		ds = append(ds, time.Since(t0))
+		if r.direct != nil {
+			b.StopTimer()
+			directs = append(directs, direct(i))
+			b.StartTimer()
+		}
+	}
+	cpu.report()
+	r.direct.report(b, ds, directs)
+	b.ReportMetric(r.srv.hwm(b), "server-hwm-MiB")
 }
 
 // directS3 is the client's own PUT and GET of 64 MiB straight to the S3
