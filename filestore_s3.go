@@ -394,14 +394,22 @@ func (s *s3Objects) get(ctx context.Context, obj objectInfo, w io.Writer) (int64
 	if key == "" {
 		key = s.key(obj.info.ID)
 	}
-	o, err := s.c.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	// The response's body itself (minio.Core), read in large chunks:
+	// minio.Object hands each Read to a goroutine of its own.
+	body, _, _, err := minio.Core{Client: s.c}.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err := s3Result(err); err != nil {
 		return 0, err
 	}
-	defer o.Close()
-	n, err := io.Copy(w, o)
+	defer body.Close()
+	buf := putBufs.Get().(*[256 * KiB]byte)
+	defer putBufs.Put(buf)
+	n, err := io.CopyBuffer(w, onlyReader{body}, buf[:])
 	return n, s3Result(err)
 }
+
+// onlyReader hides a reader's WriteTo, so that io.CopyBuffer uses its
+// buffer.
+type onlyReader struct{ io.Reader }
 
 func (s *s3Objects) touch(ctx context.Context, obj objectInfo) error {
 	src := minio.CopySrcOptions{Bucket: s.bucket, Object: s.key(obj.info.ID)}
