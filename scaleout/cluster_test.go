@@ -108,7 +108,7 @@ type proc struct {
 // startProc starts a process and stops it in the test's cleanup: signal
 // first (what an operator sends), SIGKILL to its whole group if it is
 // still there after grace.
-func startProc(t *testing.T, name string, env []string, onLine func(string), grace time.Duration, argv ...string) *proc {
+func startProc(t testing.TB, name string, env []string, onLine func(string), grace time.Duration, argv ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
@@ -183,7 +183,7 @@ func waitFor(timeout time.Duration, p *proc, cond func() error) error {
 
 // freePort returns a loopback port that was free a moment ago. The
 // callers retry when another process takes it first.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -196,7 +196,7 @@ func freePort(t *testing.T) int {
 // tempDir makes a directory that the sandbox identities and nginx's
 // workers can traverse (t.TempDir's parent is 0700), removed at cleanup
 // after the processes using it are stopped (cleanups run last first).
-func tempDir(t *testing.T, pattern string) string {
+func tempDir(t testing.TB, pattern string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
@@ -210,7 +210,7 @@ func tempDir(t *testing.T, pattern string) string {
 }
 
 // moduleRoot returns the directory of this module's go.mod.
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	gomod, err := exec.Command(goBin(), "env", "GOMOD").Output()
 	if err != nil || strings.TrimSpace(string(gomod)) == "" {
@@ -228,7 +228,7 @@ func goBin() string {
 }
 
 // buildSvc builds ./cmd/svc of the module at root.
-func buildSvc(t *testing.T, root string) string {
+func buildSvc(t testing.TB, root string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "svc")
 	cmd := exec.Command(goBin(), "build", "-o", bin, "./cmd/svc")
@@ -304,7 +304,7 @@ const (
 
 // startInstance starts svc serve with env added to its own settings and
 // waits until it answers GET /health.
-func startInstance(t *testing.T, bin, name string, env []string, key string) *instance {
+func startInstance(t testing.TB, bin, name string, env []string, key string) *instance {
 	t.Helper()
 	addr := make(chan string, 1)
 	onLine := func(line string) {

@@ -11,7 +11,6 @@ package scaleout
 //	go test -run '^$' -bench FileStore -benchtime 5x ./scaleout
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -21,8 +20,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,87 +38,28 @@ const benchFileSize = 64 << 20
 
 // benchServer is one svc serve process for a benchmark.
 type benchServer struct {
-	cmd  *exec.Cmd
+	*instance
 	url  string
 	key  string
-	c    *client.Client
-	http *http.Client
+	http *http.Client // with large buffers, for the transfers
 }
 
+// startBenchServer builds svc and starts svc serve with env added to
+// the benchmarks' settings.
 func startBenchServer(b *testing.B, env ...string) *benchServer {
 	b.Helper()
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
 	}
-	root, err := exec.Command(goBin(), "env", "GOMOD").Output()
-	if err != nil {
-		b.Fatal(err)
-	}
-	bin := filepath.Join(b.TempDir(), "svc")
-	build := exec.Command(goBin(), "build", "-o", bin, "./cmd/svc")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(root)))
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
-	state, err := os.MkdirTemp("", "svc-bench-state-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	os.Chmod(state, 0o711)
-	b.Cleanup(func() { os.RemoveAll(state) })
 	key := randomHex(16)
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(append(os.Environ(), "STATE_DIR="+state, "LISTEN_ADDR=127.0.0.1:0", "API_KEYS="+key,
+	in := startInstance(b, buildSvc(b, moduleRoot(b)), "svc", append([]string{"API_KEYS=" + key,
 		"UPLOAD_FILE_LIMIT_BYTES=128MiB", "WORKSPACE_SIZE_BYTES=512MiB", "MAX_CONCURRENCY=8",
-		"SANDBOX_UID_BASE="+strconv.Itoa(uidBase(0)),
-		// No Go build cache: preparing it would take a CPU for a minute
-		// from the figures.
-		"GO_BUILD_CACHE_DIR=off"), env...)
-	stderr, _ := cmd.StderrPipe()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	addr := make(chan string, 1)
-	scanned := make(chan struct{})
-	var logTail strings.Builder
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m.Msg == "serving" {
-				addr <- m.Addr
-			}
-			if logTail.Len() < 1<<16 {
-				logTail.WriteString(sc.Text() + "\n")
-			}
-		}
-	}()
-	s := &benchServer{cmd: cmd, key: key}
-	select {
-	case a := <-addr:
-		s.url = "http://" + a
-	case <-scanned:
-		b.Fatalf("svc serve exited at start:\n%s", logTail.String())
-	case <-time.After(2 * time.Minute):
-		b.Fatalf("svc serve did not start")
-	}
+		"SANDBOX_UID_BASE=" + strconv.Itoa(uidBase(0))}, env...), key)
+	s := &benchServer{instance: in, url: "http://" + in.addr, key: key}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.WriteBufferSize, tr.ReadBufferSize = 256<<10, 256<<10
 	s.http = &http.Client{Transport: tr}
+	var err error
 	s.c, err = client.New(client.Config{URL: s.url, Key: key, HTTPClient: s.http})
 	if err != nil {
 		b.Fatal(err)

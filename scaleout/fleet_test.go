@@ -16,9 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +26,6 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/svc-sandbox/svc"
-	"github.com/svc-sandbox/svc/client"
 	"github.com/svc-sandbox/svc/seaweedtest"
 )
 
@@ -37,39 +34,11 @@ const fleetPrefix = "fleet/"
 
 func startFleet(t *testing.T) (*cluster, *seaweedtest.Server) {
 	t.Helper()
-	nginxBin, redisBin := requirements(t)
+	requirements(t) // skip before SeaweedFS starts
 	s3 := seaweedtest.Start(t)
-	root := moduleRoot(t)
-	bin := buildSvc(t, root)
-	cl := &cluster{ns: "fleet-" + randomHex(8), key: randomHex(16), rec: newRecorder()}
-	cl.redis = startRedis(t, redisBin)
-	common := append([]string{
-		"API_KEYS=" + cl.key,
-		"CACHE_URL=redis://" + cl.redis.addr + "/0",
-		"CACHE_NAMESPACE=" + cl.ns,
-		"MAX_CONCURRENCY=8",
-		"SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(shutdownTimeout.Milliseconds(), 10),
-		"FILESTORE_URL=" + s3.URL(fleetPrefix),
-	}, s3.Env()...)
-	var upstreams []string
-	for i := range numInstances {
-		env := append(slices.Clone(common), "SANDBOX_UID_BASE="+strconv.Itoa(uidBase(i)))
-		in := startInstance(t, bin, fmt.Sprintf("svc%d", i), env, cl.key)
-		cl.instances = append(cl.instances, in)
-		upstreams = append(upstreams, in.addr)
-	}
-	cl.nginx = startNginx(t, nginxBin, root, upstreams)
-	var err error
-	cl.c, err = client.New(client.Config{URL: cl.nginx.url, Key: cl.key, HTTPClient: &http.Client{Transport: cl.rec}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := startClusterEnv(t, "fleet", append([]string{"FILESTORE_URL=" + s3.URL(fleetPrefix)}, s3.Env()...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("nginx access log:\n%s", cl.nginx.log("access.log"))
-			for _, in := range cl.instances {
-				t.Logf("%s (%s) log:\n%s", in.name, in.addr, in.out)
-			}
 			t.Logf("SeaweedFS log:\n%s", s3.Log())
 		}
 	})

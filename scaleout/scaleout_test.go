@@ -39,7 +39,12 @@ func uidBase(i int) int {
 	return 600_000_000 + (os.Getpid()%4096)*numInstances*64*1024 + i*64*1024
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t *testing.T) *cluster { return startClusterEnv(t, "scaleout") }
+
+// startClusterEnv starts Redis, numInstances svc serve with the settings
+// of extra too, and nginx before them, under the cache namespace
+// ns-<random>.
+func startClusterEnv(t *testing.T, ns string, extra ...string) *cluster {
 	t.Helper()
 	nginxBin, redisBin := requirements(t)
 	start := time.Now()
@@ -47,9 +52,9 @@ func startCluster(t *testing.T) *cluster {
 	bin := buildSvc(t, root)
 	t.Logf("built svc in %v", time.Since(start).Round(time.Millisecond))
 
-	cl := &cluster{ns: "scaleout-" + randomHex(8), key: randomHex(16), rec: newRecorder()}
+	cl := &cluster{ns: ns + "-" + randomHex(8), key: randomHex(16), rec: newRecorder()}
 	cl.redis = startRedis(t, redisBin)
-	common := []string{
+	common := append([]string{
 		"API_KEYS=" + cl.key,
 		"CACHE_URL=redis://" + cl.redis.addr + "/0",
 		"CACHE_NAMESPACE=" + cl.ns,
@@ -58,7 +63,7 @@ func startCluster(t *testing.T) *cluster {
 		// ever put on one instance: no capacity_exhausted there.
 		"MAX_CONCURRENCY=8",
 		"SHUTDOWN_TIMEOUT_MS=" + strconv.FormatInt(shutdownTimeout.Milliseconds(), 10),
-	}
+	}, extra...)
 	var upstreams []string
 	for i := range numInstances {
 		env := append(slices.Clone(common), "SANDBOX_UID_BASE="+strconv.Itoa(uidBase(i)))
