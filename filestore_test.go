@@ -62,6 +62,30 @@ func wantSum(t testing.TB, r svc.Result, id string) {
 	}
 }
 
+// A task that leaves a process behind to watch the workspace's mount
+// for huge= (on while a later step's large files are placed,
+// placeStep) never sees it: nothing of a step outlives it, and the
+// step after, placed with the switch, reads the mount as before.
+func TestFileStoreHugeSwitchUnseen(t *testing.T) {
+	fs, _ := newStore(t)
+	sb := newSandbox(t, svc.Config{Files: fs})
+	id := storeRandom(t, fs, 3*svc.MiB)
+	watch := `setsid sh -c 'while :; do grep -q huge= /proc/self/mountinfo && echo seen >> seen; stat -c %o big 2>/dev/null | grep -qv 4096 && echo blksize >> seen; done' >/dev/null 2>&1 < /dev/null &
+sleep 0.2; echo started`
+	resp := run(t, sb,
+		svc.Single(sh(watch)),
+		svc.Parallel(svc.Task{Cmd: "true", Files: map[string]svc.File{"big": stored(id)}},
+			svc.Task{Cmd: "true", Files: map[string]svc.File{"big2": stored(id)}}),
+		svc.Single(sh("cat seen 2>/dev/null; pgrep -fc '[w]hile :'; grep -c huge= /proc/self/mountinfo; stat -c %o big")),
+	)
+	if r := resp.Results[0].Results[0]; r.Stdout != "started\n" {
+		t.Fatalf("the watcher did not start: %+v", r)
+	}
+	if got, want := resp.Results[2].Results[0].Stdout, fmt.Sprintf("0\n0\n%d\n", os.Getpagesize()); got != want {
+		t.Errorf("after the placement: %q, want %q (no watcher's report, no watcher, no huge=, a page's st_blksize)", got, want)
+	}
+}
+
 func TestFileStoreTaskReadsStoredFile(t *testing.T) {
 	fs, _ := newStore(t)
 	sb := newSandbox(t, svc.Config{Files: fs})
